@@ -1,0 +1,111 @@
+import { AxMCPSessionExpiredError, AxMCPUnsupportedError } from '../protocol/errors.js';
+import {
+  type AxMCPClientCapabilities,
+  type AxMCPImplementation,
+  parseInitializeResult,
+} from '../protocol/messages.js';
+import { LEGACY_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } from '../protocol/versions.js';
+import type { AxMCPTransport } from '../transport/types.js';
+import type { InFlightRequests, SendRequest } from './in-flight.js';
+import type { ServerIdentity, Wire } from './wire.js';
+
+export interface LegacyWireOptions {
+  transport: AxMCPTransport;
+  requests: InFlightRequests;
+  clientInfo: AxMCPImplementation;
+  capabilities: () => AxMCPClientCapabilities;
+  /** Recover lost sessions by re-initializing (default) or surface the loss. */
+  sessionRecovery: 'safe' | 'none';
+  /** Runs after a lost session was re-initialized, before safe requests are retried. */
+  onReinitialized: (identity: ServerIdentity) => Promise<void>;
+}
+
+/**
+ * The stateful 2025-11-25 wire: `initialize`, a session the server may lose, and
+ * `notifications/cancelled`. A lost session is re-initialized once for all waiting
+ * callers; safe requests are retried, `tools/call` and other side effects never are.
+ */
+export class LegacyWire implements Wire {
+  readonly era = 'legacy' as const;
+  readonly #options: LegacyWireOptions;
+  #recovering: Promise<ServerIdentity> | undefined;
+
+  constructor(options: LegacyWireOptions) {
+    this.#options = options;
+  }
+
+  async connect(signal?: AbortSignal): Promise<ServerIdentity> {
+    const { transport, requests } = this.#options;
+    await transport.start?.(signal);
+    transport.setProtocolVersion?.(undefined);
+    const result = parseInitializeResult(
+      await requests.send({
+        method: 'initialize',
+        params: {
+          protocolVersion: LEGACY_PROTOCOL_VERSION,
+          capabilities: this.#options.capabilities(),
+          clientInfo: this.#options.clientInfo,
+        },
+        progress: false,
+        idempotent: true,
+        ...(signal ? { signal } : {}),
+      }),
+    );
+    if (!LEGACY_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
+      await transport.terminateSession?.().catch(() => {});
+      throw new AxMCPUnsupportedError(
+        `Server answered initialize with protocol version "${result.protocolVersion.slice(0, 40)}", which this client does not speak`,
+        { endpoint: transport.endpoint },
+      );
+    }
+    transport.setProtocolVersion?.(result.protocolVersion);
+    await transport.notify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return {
+      protocolVersion: result.protocolVersion,
+      serverInfo: result.serverInfo,
+      capabilities: result.capabilities,
+      instructions: result.instructions,
+    };
+  }
+
+  async request(request: SendRequest): Promise<Record<string, unknown>> {
+    try {
+      return await this.#options.requests.send(request);
+    } catch (error) {
+      if (!(error instanceof AxMCPSessionExpiredError) || this.#options.sessionRecovery === 'none')
+        throw error;
+      await this.recover();
+      if (!request.idempotent) throw error;
+      return await this.#options.requests.send(request);
+    }
+  }
+
+  /** Re-initializes after the server lost the session; concurrent callers share one handshake. */
+  recover(): Promise<ServerIdentity> {
+    this.#recovering ??= (async () => {
+      try {
+        this.#options.transport.resetSession?.();
+        const identity = await this.connect();
+        await this.#options.onReinitialized(identity);
+        return identity;
+      } finally {
+        this.#recovering = undefined;
+      }
+    })();
+    return this.#recovering;
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    await this.#options.transport.notify(
+      params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method },
+    );
+  }
+
+  cancel(requestId: string | number, reason: string): void {
+    this.notify('notifications/cancelled', { requestId, reason }).catch(() => {});
+  }
+
+  async end(signal?: AbortSignal): Promise<void> {
+    await this.#options.transport.terminateSession?.(signal);
+  }
+}

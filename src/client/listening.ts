@@ -1,0 +1,123 @@
+import { delay, linkAbort } from '../protocol/abort.js';
+import { AxMCPSessionExpiredError } from '../protocol/errors.js';
+import type { AxMCPMessageContext, AxMCPStreamMessage, AxMCPTransport } from '../transport/types.js';
+import type { AxMCPLifecycleState } from './events.js';
+
+/** Options of `startListening`. */
+export interface AxMCPListenOptions {
+  /** Stops listening when aborted. */
+  signal?: AbortSignal;
+  /** First reconnect delay in ms when the server gives no `retry:` hint (default 1000). */
+  retryDelayMs?: number;
+  /** Ceiling of the reconnect backoff in ms (default 30 000). */
+  maxRetryDelayMs?: number;
+  /** Every failure of the stream, before the next reconnect. */
+  onError?: (error: unknown) => void;
+}
+
+/** A running listener. */
+export interface AxMCPListening {
+  /** Resolves once the stream is open (or the server has none), rejects if it never opened before close. */
+  readonly ready: Promise<void>;
+  /** Resolves when listening stopped through `close()` or the signal. */
+  readonly done: Promise<void>;
+  close(): void;
+}
+
+export interface StandaloneStreamDeps {
+  transport: AxMCPTransport;
+  connect(signal: AbortSignal): Promise<void>;
+  /** Re-initializes a lost session (restoring subscriptions) before the stream reopens. */
+  recover(): Promise<void>;
+  dispatch(message: AxMCPStreamMessage['message'], context: AxMCPMessageContext): void;
+  lifecycle(state: AxMCPLifecycleState, error?: unknown): void;
+}
+
+/**
+ * The legacy standalone stream (HTTP GET): reopened after every drop with
+ * `Last-Event-ID`, so the server replays what was missed; after a lost session it is
+ * reopened fresh once the session was restored. Backoff is capped and jittered.
+ */
+export function listenStandalone(
+  deps: StandaloneStreamDeps,
+  options: AxMCPListenOptions = {},
+): AxMCPListening {
+  const link = linkAbort(options.signal);
+  const signal = link.signal;
+  const base = options.retryDelayMs ?? 1000;
+  const ceiling = options.maxRetryDelayMs ?? 30_000;
+  let markReady!: () => void;
+  let failReady!: (error: unknown) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    failReady = reject;
+  });
+  ready.catch(() => {});
+
+  const run = async () => {
+    let lastEventId: string | undefined;
+    let failures = 0;
+    let opened = false;
+    while (!signal.aborted) {
+      let serverRetry: number | undefined;
+      try {
+        await deps.connect(signal);
+        const stream = await deps.transport.openEventStream?.({
+          signal,
+          ...(lastEventId !== undefined ? { lastEventId } : {}),
+        });
+        if (!stream) {
+          // No standalone stream: notifications only ride on request streams.
+          markReady();
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          return;
+        }
+        deps.lifecycle(opened ? 'reconnected' : 'connected');
+        opened = true;
+        markReady();
+        failures = 0;
+        try {
+          for await (const { message, eventId } of stream.messages) {
+            lastEventId = eventId ?? lastEventId;
+            deps.dispatch(message, eventId === undefined ? {} : { eventId });
+          }
+        } finally {
+          lastEventId = stream.lastEventId ?? lastEventId;
+          serverRetry = stream.retryMs;
+        }
+        if (signal.aborted) return;
+        deps.lifecycle('disconnected');
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof AxMCPSessionExpiredError) {
+          lastEventId = undefined;
+          try {
+            await deps.recover();
+            deps.lifecycle('session_restored');
+            continue;
+          } catch (recoverError) {
+            options.onError?.(recoverError);
+          }
+        } else {
+          options.onError?.(error);
+        }
+        if (opened) deps.lifecycle('disconnected', error);
+        failures++;
+      }
+      const backoff = Math.min(ceiling, base * 2 ** Math.max(0, failures - 1));
+      const wait = serverRetry ?? Math.round(backoff / 2 + (Math.random() * backoff) / 2);
+      await delay(wait, signal).catch(() => {});
+    }
+  };
+
+  const done = run()
+    .catch((error) => options.onError?.(error))
+    .finally(() => {
+      failReady(new Error('Listening stopped before the stream opened'));
+      link.dispose();
+    });
+
+  return { ready, done, close: () => link.abort() };
+}

@@ -1,0 +1,29 @@
+import type { AxMCPImplementation, AxMCPServerCapabilities } from '../protocol/messages.js';
+import type { AxMCPEra } from '../protocol/versions.js';
+import type { SendRequest } from './in-flight.js';
+
+/** What the server told us about itself when the wire connected. */
+export interface ServerIdentity {
+  protocolVersion: string;
+  serverInfo: AxMCPImplementation | undefined;
+  capabilities: AxMCPServerCapabilities;
+  instructions: string | undefined;
+}
+
+/**
+ * One protocol era's way of talking to a server. The client facade is era-neutral:
+ * it asks a wire to connect, send and end, and never branches on the era itself.
+ */
+export interface Wire {
+  readonly era: AxMCPEra;
+  /** Connects (the legacy handshake, or the modern discovery) and reports the server. */
+  connect(signal?: AbortSignal): Promise<ServerIdentity>;
+  /** Sends a request and resolves with its result. */
+  request(request: SendRequest): Promise<Record<string, unknown>>;
+  /** Sends a notification. */
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /** Tells the server a request was abandoned, in the era's way. */
+  cancel(requestId: string | number, reason: string): void;
+  /** Ends the conversation on the server's side (legacy: the session). */
+  end(signal?: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,174 @@
+/**
+ * Typed errors. Every failure ax-mcp reports is an {@link AxMCPError} with a stable
+ * string `code`, and, where known, the client `namespace` and the `endpoint`.
+ * Messages never carry tokens or other secrets.
+ */
+
+/** Stable error codes. Match on these, not on messages. */
+export type AxMCPErrorCode =
+  | 'protocol_error'
+  | 'invalid_message'
+  | 'unsafe_key'
+  | 'http_status'
+  | 'transport_error'
+  | 'stream_ended'
+  | 'message_too_large'
+  | 'session_expired'
+  | 'timeout'
+  | 'aborted'
+  | 'authorization_denied'
+  | 'unsupported'
+  | 'ssrf_blocked'
+  | 'closed'
+  | 'pagination'
+  | 'invalid_argument';
+
+/** Where an error happened, without secrets. */
+export interface AxMCPErrorContext {
+  namespace?: string;
+  endpoint?: string;
+  cause?: unknown;
+}
+
+/** The base class of every error ax-mcp throws. */
+export class AxMCPError extends Error {
+  readonly code: AxMCPErrorCode;
+  namespace?: string;
+  endpoint?: string;
+
+  constructor(code: AxMCPErrorCode, message: string, context: AxMCPErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.name = new.target.name;
+    this.code = code;
+    if (context.namespace !== undefined) this.namespace = context.namespace;
+    if (context.endpoint !== undefined) this.endpoint = context.endpoint;
+  }
+
+  /** Fill in the namespace and endpoint if the throwing layer did not know them. */
+  attribute(context: { namespace?: string; endpoint?: string }): this {
+    this.namespace ??= context.namespace;
+    this.endpoint ??= context.endpoint;
+    return this;
+  }
+}
+
+/**
+ * A JSON-RPC error returned by the server, or a message that breaks the protocol.
+ * `rpcCode` is the JSON-RPC error code (for example `-32602`); `data` is the server's
+ * untrusted `error.data`.
+ */
+export class AxMCPProtocolError extends AxMCPError {
+  readonly rpcCode: number;
+  readonly data: unknown;
+
+  constructor(
+    rpcCode: number,
+    message: string,
+    data?: unknown,
+    context: AxMCPErrorContext & { code?: 'protocol_error' | 'invalid_message' | 'unsafe_key' } = {},
+  ) {
+    super(context.code ?? 'protocol_error', message, context);
+    this.rpcCode = rpcCode;
+    this.data = data;
+  }
+}
+
+/** An HTTP response whose status the transport cannot turn into a JSON-RPC message. */
+export class AxMCPHTTPStatusError extends AxMCPError {
+  readonly status: number;
+  /** At most a few hundred characters of the response body, for diagnosis. */
+  readonly bodySnippet: string;
+  readonly retryAfterMs?: number;
+
+  constructor(
+    status: number,
+    message: string,
+    context: AxMCPErrorContext & { bodySnippet?: string; retryAfterMs?: number } = {},
+  ) {
+    super('http_status', message, context);
+    this.status = status;
+    this.bodySnippet = context.bodySnippet ?? '';
+    if (context.retryAfterMs !== undefined) this.retryAfterMs = context.retryAfterMs;
+  }
+}
+
+/** A failure to move a message: network error, broken stream, oversized message, closed transport. */
+export class AxMCPTransportError extends AxMCPError {
+  constructor(
+    code:
+      | 'transport_error'
+      | 'stream_ended'
+      | 'message_too_large'
+      | 'session_expired'
+      | 'closed'
+      | 'ssrf_blocked',
+    message: string,
+    context: AxMCPErrorContext = {},
+  ) {
+    super(code, message, context);
+  }
+}
+
+/** The legacy session the server knew is gone (HTTP 404 on a live session). */
+export class AxMCPSessionExpiredError extends AxMCPTransportError {
+  constructor(message = 'The server no longer knows this MCP session', context: AxMCPErrorContext = {}) {
+    super('session_expired', message, context);
+  }
+}
+
+/** A URL refused by SSRF protection. */
+export class AxMCPSSRFError extends AxMCPTransportError {
+  readonly url: string;
+  constructor(url: string, reason: string, context: AxMCPErrorContext = {}) {
+    super('ssrf_blocked', `Refused ${url}: ${reason}`, context);
+    this.url = url;
+  }
+}
+
+/** A request that did not finish in time (or was aborted, with code `aborted`). */
+export class AxMCPTimeoutError extends AxMCPError {
+  readonly timeoutMs?: number;
+  constructor(message: string, context: AxMCPErrorContext & { timeoutMs?: number; aborted?: boolean } = {}) {
+    super(context.aborted ? 'aborted' : 'timeout', message, context);
+    if (context.timeoutMs !== undefined) this.timeoutMs = context.timeoutMs;
+  }
+}
+
+/** `authorizeToolCall` refused a tool call; nothing was sent. */
+export class AxMCPAuthorizationDeniedError extends AxMCPError {
+  readonly tool: string;
+  constructor(tool: string, context: AxMCPErrorContext & { reason?: string } = {}) {
+    super(
+      'authorization_denied',
+      `Call to tool "${tool}" was denied by authorizeToolCall${context.reason ? `: ${context.reason}` : ''}`,
+      context,
+    );
+    this.tool = tool;
+  }
+}
+
+/** The server, the era or the transport does not support what was asked. */
+export class AxMCPUnsupportedError extends AxMCPError {
+  constructor(message: string, context: AxMCPErrorContext = {}) {
+    super('unsupported', message, context);
+  }
+}
+
+/** Well-known JSON-RPC and MCP error codes. */
+export const RPC = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  /** Legacy resource-not-found (retired in 2026-07-28, still accepted). */
+  resourceNotFound: -32002,
+  /** 2026-07-28: HTTP headers do not match the body. */
+  headerMismatch: -32020,
+  /** 2026-07-28: a client capability the server needs is missing. */
+  missingCapability: -32021,
+  /** 2026-07-28: protocol version not supported. */
+  unsupportedVersion: -32022,
+  /** 2025-11-25: URL elicitation required (retired in 2026-07-28). */
+  urlElicitationRequired: -32042,
+} as const;

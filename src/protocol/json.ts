@@ -1,0 +1,58 @@
+import { AxMCPProtocolError, RPC } from './errors.js';
+
+const FORBIDDEN_KEYS = new Set(['__proto__']);
+
+/**
+ * Parses JSON text from a peer. `__proto__` keys are refused: a later
+ * `Object.assign` or a careless merge would turn them into prototype pollution.
+ * The check costs a substring search unless the key is actually present.
+ */
+export function parseUntrustedJSON(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new AxMCPProtocolError(RPC.parseError, 'Peer sent invalid JSON', undefined, {
+      code: 'invalid_message',
+      cause: error,
+    });
+  }
+  if (text.includes('__proto__') && containsForbiddenKey(value)) {
+    throw new AxMCPProtocolError(
+      RPC.invalidRequest,
+      'Peer sent a message with a "__proto__" key',
+      undefined,
+      {
+        code: 'unsafe_key',
+      },
+    );
+  }
+  return value;
+}
+
+function containsForbiddenKey(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (current === null || typeof current !== 'object') continue;
+    if (Array.isArray(current)) {
+      for (const item of current) stack.push(item);
+      continue;
+    }
+    for (const key of Object.keys(current)) {
+      if (FORBIDDEN_KEYS.has(key)) return true;
+      stack.push((current as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
+/** True for a plain JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep copy of JSON data, so snapshots handed out cannot alias internal state. */
+export function cloneJSON<T>(value: T): T {
+  return structuredClone(value);
+}

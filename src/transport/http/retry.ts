@@ -1,0 +1,43 @@
+/** When and how long to wait before sending a safe request again. */
+export interface AxMCPRetryOptions {
+  /** Retries after the first attempt (default 3). */
+  attempts?: number;
+  /** First backoff step in ms (default 250), doubled each retry. */
+  baseDelayMs?: number;
+  /** Upper bound of any wait, including a server's `Retry-After` (default 30 000). */
+  maxDelayMs?: number;
+}
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+export function resolveRetryPolicy(option: AxMCPRetryOptions | false | undefined): RetryPolicy {
+  if (option === false) return { attempts: 0, baseDelayMs: 0, maxDelayMs: 0 };
+  return {
+    attempts: Math.max(0, option?.attempts ?? 3),
+    baseDelayMs: Math.max(0, option?.baseDelayMs ?? 250),
+    maxDelayMs: Math.max(0, option?.maxDelayMs ?? 30_000),
+  };
+}
+
+/** Capped exponential backoff with full jitter; a server's `Retry-After` wins when given. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(policy.maxDelayMs, Math.max(0, retryAfterMs));
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+}
+
+/** Parses `Retry-After` as delay-seconds or an HTTP date; undefined when absent or malformed. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}

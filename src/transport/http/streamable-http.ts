@@ -1,0 +1,527 @@
+import { type AxMCPAuthentication, applyAuthentication } from '../../auth/index.js';
+import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
+import type { AxMCPSSRFOptions } from '../../net/ssrf.js';
+import { abortReason, delay, linkAbort } from '../../protocol/abort.js';
+import {
+  type AxMCPError,
+  AxMCPHTTPStatusError,
+  type AxMCPProtocolError,
+  AxMCPSessionExpiredError,
+  AxMCPTransportError,
+} from '../../protocol/errors.js';
+import {
+  isResponse,
+  type JSONRPCMessage,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  type JSONRPCResponse,
+  parseJSONRPCBody,
+} from '../../protocol/jsonrpc.js';
+import type {
+  AxMCPEventStream,
+  AxMCPSendOptions,
+  AxMCPStreamMessage,
+  AxMCPTransport,
+  AxMCPTransportHandlers,
+} from '../types.js';
+import { readSSEMessages, type SSEStreamState } from './message-stream.js';
+import {
+  type AxMCPRetryOptions,
+  parseRetryAfter,
+  RETRYABLE_STATUSES,
+  resolveRetryPolicy,
+  retryDelayMs,
+} from './retry.js';
+
+/** Options of {@link AxMCPStreamableHTTPTransport}. */
+export interface AxMCPStreamableHTTPTransportOptions {
+  /** Headers sent with every HTTP request (for example a static API key). */
+  headers?: Record<string, string>;
+  /** Authentication strategies, applied in order to every HTTP request. */
+  authentication?: AxMCPAuthentication | AxMCPAuthentication[];
+  /** The `fetch` to use (default: the global one). `ax-mcp/node` offers a faster, DNS-checked one. */
+  fetch?: typeof fetch;
+  /** SSRF protection (default on): HTTPS only, no loopback or private addresses. */
+  ssrfProtection?: boolean | AxMCPSSRFOptions;
+  /**
+   * Time allowed for an HTTP exchange that has no request deadline of its own
+   * (notifications, responses, opening a stream, ending the session). Default 30 000 ms.
+   * Request deadlines belong to the client (`timeoutMs` of each call).
+   */
+  timeoutMs?: number;
+  /** The largest single message accepted, in bytes (default 16 MiB). Streams may carry any number. */
+  maxResponseBytes?: number;
+  /** Redirects followed per request (default 5); each hop is checked again. */
+  maxRedirects?: number;
+  /** Retries of safe requests on 429/502/503/504 and network failures, or `false`. */
+  retry?: AxMCPRetryOptions | false;
+  /** Times a broken response stream is resumed with `Last-Event-ID` before giving up (default 5). */
+  maxResumeAttempts?: number;
+  /** Called with protocol errors the transport skipped (an undecodable event on a stream). */
+  onProtocolError?: (error: AxMCPProtocolError) => void;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * Streamable HTTP (MCP 2025-03-26 and later, and 2026-07-28): one endpoint, POST per
+ * message, answered by JSON or an SSE stream; a legacy session header; an optional
+ * GET stream for server-initiated messages, resumable with `Last-Event-ID`.
+ *
+ * @example
+ * ```ts
+ * const transport = new AxMCPStreamableHTTPTransport('https://mcp.example.com/mcp', {
+ *   authentication: axMCPBearerAuthentication(process.env.TOKEN!),
+ * });
+ * const client = new AxMCPClient(transport, { namespace: 'example' });
+ * ```
+ */
+export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
+  readonly kind = 'http' as const;
+  readonly endpoint: string;
+  readonly endpointKey: string;
+
+  readonly #url: URL;
+  readonly #fetch: (input: string | URL, init?: RequestInit) => Promise<Response>;
+  readonly #options: AxMCPStreamableHTTPTransportOptions;
+  readonly #maxBytes: number;
+  readonly #timeoutMs: number;
+  readonly #retry;
+  readonly #closing = new AbortController();
+  #handlers: AxMCPTransportHandlers | undefined;
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
+  #closed = false;
+
+  constructor(url: string | URL, options: AxMCPStreamableHTTPTransportOptions = {}) {
+    this.#url = new URL(url);
+    if (this.#url.username || this.#url.password) {
+      throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
+    }
+    const redacted = new URL(this.#url);
+    redacted.search = '';
+    redacted.hash = '';
+    this.endpoint = redacted.href;
+    const key = new URL(this.#url);
+    key.hash = '';
+    this.endpointKey = key.href;
+    this.#options = options;
+    this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_BYTES;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#retry = resolveRetryPolicy(options.retry);
+    const guardOptions: Parameters<typeof createGuardedFetch>[0] = {
+      ssrfProtection: options.ssrfProtection ?? true,
+      maxRedirects: options.maxRedirects ?? 5,
+    };
+    if (options.fetch) guardOptions.fetch = options.fetch;
+    this.#fetch = createGuardedFetch(guardOptions);
+  }
+
+  /** The legacy session id the server assigned, if any. */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  setHandlers(handlers: AxMCPTransportHandlers): void {
+    this.#handlers = handlers;
+  }
+
+  setProtocolVersion(version: string | undefined): void {
+    this.#protocolVersion = version;
+  }
+
+  resetSession(): void {
+    this.#sessionId = undefined;
+  }
+
+  async request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
+    const body = JSON.stringify(message);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#requestOnce(message, body, options);
+      } catch (error) {
+        const wait = this.#retryWait(error, attempt, options);
+        if (wait === undefined) throw error;
+        await delay(wait, options.signal);
+      }
+    }
+  }
+
+  async notify(message: JSONRPCNotification, options: AxMCPSendOptions = {}): Promise<void> {
+    await this.#postWithoutAnswer(message, options);
+  }
+
+  async respond(message: JSONRPCResponse, options: AxMCPSendOptions = {}): Promise<void> {
+    await this.#postWithoutAnswer(message, options);
+  }
+
+  async openEventStream(options: {
+    signal: AbortSignal;
+    lastEventId?: string;
+  }): Promise<AxMCPEventStream | null> {
+    this.#assertOpen();
+    const link = linkAbort(options.signal, this.#closing.signal);
+    let response: Response;
+    const opening = setTimeout(() => link.abort(this.#timeout('opening the event stream')), this.#timeoutMs);
+    try {
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
+      response = await this.#send('GET', undefined, headers, link.signal);
+    } catch (error) {
+      link.dispose();
+      throw this.#rethrow(error, link.signal);
+    } finally {
+      clearTimeout(opening);
+    }
+    if (response.status === 405) {
+      link.dispose();
+      await response.body?.cancel().catch(() => {});
+      return null;
+    }
+    if (!response.ok || !isEventStream(response)) {
+      link.dispose();
+      throw await this.#statusError(response, 'GET event stream');
+    }
+    const state: SSEStreamState = { lastEventId: options.lastEventId, retryMs: undefined };
+    const body = response.body as ReadableStream<Uint8Array>;
+    const maxBytes = this.#maxBytes;
+    const onInvalid = (error: AxMCPProtocolError) => this.#options.onProtocolError?.(error);
+    async function* messages(): AsyncGenerator<AxMCPStreamMessage> {
+      try {
+        for await (const { message, eventId } of readSSEMessages(body, state, maxBytes, onInvalid)) {
+          if (isResponse(message)) continue;
+          yield eventId === undefined ? { message } : { message, eventId };
+        }
+      } finally {
+        link.dispose();
+      }
+    }
+    return {
+      messages: messages(),
+      get retryMs() {
+        return state.retryMs;
+      },
+      get lastEventId() {
+        return state.lastEventId;
+      },
+    };
+  }
+
+  async terminateSession(signal?: AbortSignal): Promise<void> {
+    const sessionId = this.#sessionId;
+    if (sessionId === undefined) return;
+    this.#sessionId = undefined;
+    const link = linkAbort(signal);
+    const timer = setTimeout(() => link.abort(this.#timeout('ending the session')), this.#timeoutMs);
+    try {
+      const response = await this.#send('DELETE', undefined, { [SESSION_HEADER]: sessionId }, link.signal);
+      await response.body?.cancel().catch(() => {});
+    } finally {
+      clearTimeout(timer);
+      link.dispose();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      await this.terminateSession().catch(() => {});
+    } finally {
+      this.#closed = true;
+      this.#closing.abort(
+        new AxMCPTransportError('closed', 'The transport was closed', { endpoint: this.endpoint }),
+      );
+    }
+  }
+
+  async #requestOnce(
+    message: JSONRPCRequest,
+    body: string,
+    options: AxMCPSendOptions,
+  ): Promise<JSONRPCResponse> {
+    this.#assertOpen();
+    const link = linkAbort(options.signal, this.#closing.signal);
+    try {
+      const response = await this.#send('POST', body, this.#postHeaders(options), link.signal);
+      this.#captureSession(response);
+      if (response.status === 202) {
+        await response.body?.cancel().catch(() => {});
+        throw new AxMCPTransportError(
+          'transport_error',
+          `Server accepted "${message.method}" but sent no response`,
+          {
+            endpoint: this.endpoint,
+          },
+        );
+      }
+      if (!response.ok) return await this.#inBandOrThrow(response, message);
+      if (isEventStream(response)) return await this.#awaitOnStream(response, message, link.signal);
+      return this.#fromJSONBody(await readTextLimited(response, this.#maxBytes, link.signal), message);
+    } catch (error) {
+      throw this.#rethrow(error, link.signal);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  /** Reads a POST's SSE stream until this request's response, resuming after drops. */
+  async #awaitOnStream(
+    response: Response,
+    message: JSONRPCRequest,
+    signal: AbortSignal,
+  ): Promise<JSONRPCResponse> {
+    const state: SSEStreamState = { lastEventId: undefined, retryMs: undefined };
+    let invalid: AxMCPProtocolError | undefined;
+    const onInvalid = (error: AxMCPProtocolError) => {
+      invalid = error;
+      this.#options.onProtocolError?.(error);
+    };
+    let current: Response = response;
+    const maxResumes = this.#options.maxResumeAttempts ?? 5;
+    for (let resumes = 0; ; ) {
+      const resumedFrom = state.lastEventId;
+      try {
+        const body = current.body as ReadableStream<Uint8Array>;
+        for await (const { message: incoming, eventId } of readSSEMessages(
+          body,
+          state,
+          this.#maxBytes,
+          onInvalid,
+        )) {
+          if (isResponse(incoming)) {
+            if (incoming.id === message.id) return incoming;
+            continue;
+          }
+          this.#dispatch(incoming, eventId, message);
+        }
+      } catch (error) {
+        if (signal.aborted || !(error instanceof TypeError)) throw error;
+        // A network failure mid-stream is resumable like a clean end.
+      }
+      if (state.lastEventId === undefined) {
+        if (invalid) throw invalid;
+        throw new AxMCPTransportError(
+          'stream_ended',
+          `The response stream for "${message.method}" ended early`,
+          {
+            endpoint: this.endpoint,
+          },
+        );
+      }
+      resumes = state.lastEventId === resumedFrom ? resumes + 1 : 1;
+      if (resumes > maxResumes) {
+        throw new AxMCPTransportError('stream_ended', `Gave up resuming the stream for "${message.method}"`, {
+          endpoint: this.endpoint,
+        });
+      }
+      await delay(state.retryMs ?? 1000, signal);
+      const headers: Record<string, string> = {
+        accept: 'text/event-stream',
+        'last-event-id': state.lastEventId,
+      };
+      current = await this.#send('GET', undefined, headers, signal);
+      if (!current.ok || !isEventStream(current))
+        throw await this.#statusError(current, `resuming "${message.method}"`);
+    }
+  }
+
+  #fromJSONBody(text: string, request: JSONRPCRequest): JSONRPCResponse {
+    let answer: JSONRPCResponse | undefined;
+    for (const message of parseJSONRPCBody(text)) {
+      if (isResponse(message)) {
+        if (message.id === request.id) answer = message;
+        continue;
+      }
+      this.#dispatch(message, undefined, request);
+    }
+    if (answer) return answer;
+    throw new AxMCPTransportError(
+      'transport_error',
+      `The response to "${request.method}" did not carry its id`,
+      {
+        endpoint: this.endpoint,
+      },
+    );
+  }
+
+  /** A 4xx/5xx carrying a JSON-RPC error for this request is an answer, not a transport failure. */
+  async #inBandOrThrow(response: Response, request: JSONRPCRequest): Promise<JSONRPCResponse> {
+    const text = await readTextLimited(response, ERROR_BODY_BYTES).catch(() => '');
+    const answer = parseErrorAnswer(text);
+    if (this.#sessionId !== undefined && sessionLost(response.status, answer, request)) {
+      throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint });
+    }
+    if (answer && 'error' in answer && (answer.id === request.id || answer.id === null)) {
+      return { jsonrpc: '2.0', id: request.id, error: answer.error };
+    }
+    throw this.#statusErrorFrom(response, text, `"${request.method}"`);
+  }
+
+  async #postWithoutAnswer(message: JSONRPCMessage, options: AxMCPSendOptions): Promise<void> {
+    this.#assertOpen();
+    const link = linkAbort(options.signal, this.#closing.signal);
+    const timer = setTimeout(() => link.abort(this.#timeout('sending a message')), this.#timeoutMs);
+    try {
+      const response = await this.#send(
+        'POST',
+        JSON.stringify(message),
+        this.#postHeaders(options),
+        link.signal,
+      );
+      this.#captureSession(response);
+      if (response.ok) {
+        await response.body?.cancel().catch(() => {});
+        return;
+      }
+      const text = await readTextLimited(response, ERROR_BODY_BYTES).catch(() => '');
+      if (this.#sessionId !== undefined && sessionLost(response.status, parseErrorAnswer(text), undefined)) {
+        throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint });
+      }
+      throw this.#statusErrorFrom(response, text, 'a message');
+    } catch (error) {
+      throw this.#rethrow(error, link.signal);
+    } finally {
+      clearTimeout(timer);
+      link.dispose();
+    }
+  }
+
+  #postHeaders(options: AxMCPSendOptions): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    if (options.headers) Object.assign(headers, options.headers);
+    return headers;
+  }
+
+  async #send(
+    method: 'GET' | 'POST' | 'DELETE',
+    body: string | undefined,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const headers = new Headers(this.#options.headers);
+    for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+    if (this.#sessionId !== undefined) headers.set(SESSION_HEADER, this.#sessionId);
+    if (this.#protocolVersion !== undefined && !headers.has('mcp-protocol-version')) {
+      headers.set('mcp-protocol-version', this.#protocolVersion);
+    }
+    const authRequest =
+      body === undefined ? { method, url: this.#url, headers } : { method, url: this.#url, headers, body };
+    const { url, headers: finalHeaders } = await applyAuthentication(
+      this.#options.authentication,
+      authRequest,
+    );
+    const init: RequestInit = { method, headers: finalHeaders, signal };
+    if (body !== undefined) init.body = body;
+    return this.#fetch(url, init);
+  }
+
+  #captureSession(response: Response): void {
+    const id = response.headers.get(SESSION_HEADER);
+    if (id !== null && /^[\x21-\x7e]+$/.test(id)) this.#sessionId = id;
+  }
+
+  #dispatch(message: JSONRPCMessage, eventId: string | undefined, related: JSONRPCRequest): void {
+    if (isResponse(message)) return;
+    const context =
+      eventId === undefined ? { relatedRequestId: related.id } : { eventId, relatedRequestId: related.id };
+    this.#handlers?.onMessage(message, context);
+  }
+
+  #retryWait(error: unknown, attempt: number, options: AxMCPSendOptions): number | undefined {
+    if (!options.idempotent || attempt >= this.#retry.attempts || options.signal?.aborted || this.#closed) {
+      return undefined;
+    }
+    if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status)) {
+      return retryDelayMs(this.#retry, attempt, error.retryAfterMs);
+    }
+    if (
+      error instanceof AxMCPTransportError &&
+      error.code === 'transport_error' &&
+      error.cause instanceof TypeError
+    ) {
+      return retryDelayMs(this.#retry, attempt);
+    }
+    return undefined;
+  }
+
+  async #statusError(response: Response, what: string): Promise<AxMCPError> {
+    const text = await readTextLimited(response, ERROR_BODY_BYTES).catch(() => '');
+    if (this.#sessionId !== undefined && sessionLost(response.status, parseErrorAnswer(text), undefined)) {
+      return new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint });
+    }
+    return this.#statusErrorFrom(response, text, what);
+  }
+
+  #statusErrorFrom(response: Response, text: string, what: string): AxMCPHTTPStatusError {
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    const context: ConstructorParameters<typeof AxMCPHTTPStatusError>[2] = {
+      endpoint: this.endpoint,
+      bodySnippet: text.slice(0, 500),
+    };
+    if (retryAfterMs !== undefined) context.retryAfterMs = retryAfterMs;
+    return new AxMCPHTTPStatusError(response.status, `HTTP ${response.status} for ${what}`, context);
+  }
+
+  /** Normalizes failures: aborts keep their reason; raw network errors become typed. */
+  #rethrow(error: unknown, signal: AbortSignal): unknown {
+    if (signal.aborted) return abortReason(signal);
+    if (error instanceof TypeError) {
+      return new AxMCPTransportError(
+        'transport_error',
+        `Could not reach ${this.endpoint}: ${error.message}`,
+        {
+          endpoint: this.endpoint,
+          cause: error,
+        },
+      );
+    }
+    return error;
+  }
+
+  #timeout(what: string): AxMCPTransportError {
+    return new AxMCPTransportError('transport_error', `Timed out ${what} after ${this.#timeoutMs} ms`, {
+      endpoint: this.endpoint,
+    });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed)
+      throw new AxMCPTransportError('closed', 'The transport was closed', { endpoint: this.endpoint });
+  }
+}
+
+function isEventStream(response: Response): boolean {
+  return (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+}
+
+function parseErrorAnswer(text: string): JSONRPCResponse | undefined {
+  if (text === '') return undefined;
+  try {
+    const [first] = parseJSONRPCBody(text);
+    return first && isResponse(first) ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A legacy server that lost the session answers 404 (the spec), or — some servers —
+ * 400 with an id-less error about the session. A 404 carrying a JSON-RPC error for
+ * this very request is a method-level answer instead (2026-07-28 unknown method).
+ */
+function sessionLost(
+  status: number,
+  answer: JSONRPCResponse | undefined,
+  request: JSONRPCRequest | undefined,
+): boolean {
+  if (status === 404) return !(answer && request && answer.id === request.id);
+  if (status === 400 && answer && 'error' in answer && answer.id === null) {
+    return /session/i.test(answer.error.message);
+  }
+  return false;
+}

@@ -1,0 +1,112 @@
+import type { AxMCPError } from '../protocol/errors.js';
+import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+
+/** Where a server-initiated message came from, for attribution and dedupe. */
+export interface AxMCPMessageContext {
+  /** The SSE event id the message arrived with, if any. */
+  eventId?: string;
+  /** The request whose stream carried the message, if it was not the standalone stream. */
+  relatedRequestId?: JSONRPCId;
+}
+
+/** Callbacks a transport uses to hand server-initiated traffic to the client. */
+export interface AxMCPTransportHandlers {
+  /**
+   * A notification, or a request the client must answer with {@link AxMCPTransport.respond}.
+   * Must not throw and must not block: the client only enqueues here.
+   */
+  onMessage(message: JSONRPCRequest | JSONRPCNotification, context: AxMCPMessageContext): void;
+  /** The connection ended on its own (process exit, socket close), with the reason if known. */
+  onClose?(error?: AxMCPError): void;
+}
+
+/** Per-message options. */
+export interface AxMCPSendOptions {
+  signal?: AbortSignal;
+  /**
+   * Extra HTTP headers for this one message (the 2026-07-28 `Mcp-*` headers).
+   * Transports without headers ignore them.
+   */
+  headers?: Record<string, string>;
+  /**
+   * The request is safe to send again after an uncertain outcome (reads, lists, ping).
+   * Transports retry transient failures only for such requests; never for `tools/call`.
+   */
+  idempotent?: boolean;
+}
+
+/** One message of a standalone server → client stream. */
+export interface AxMCPStreamMessage {
+  message: JSONRPCRequest | JSONRPCNotification;
+  eventId?: string;
+}
+
+/** A standalone server → client stream (the legacy HTTP GET stream). */
+export interface AxMCPEventStream {
+  /** Messages until the stream ends; iterating ends when the server closes it. */
+  messages: AsyncIterable<AxMCPStreamMessage>;
+  /** The server's `retry:` hint, once seen. */
+  readonly retryMs: number | undefined;
+  /** The last SSE event id seen, to resume with. */
+  readonly lastEventId: string | undefined;
+}
+
+/**
+ * The interface a caller implements to carry MCP over its own binding.
+ *
+ * A transport moves JSON-RPC messages and knows nothing of catalogs or subscriptions.
+ * The client assigns request ids; the transport correlates each request with its
+ * response and hands everything else to {@link AxMCPTransportHandlers.onMessage}.
+ *
+ * @example
+ * ```ts
+ * const transport: AxMCPTransport = {
+ *   kind: 'custom', endpoint: 'my-bus', endpointKey: 'my-bus://server-a',
+ *   setHandlers(h) { bus.onServerMessage = (m) => h.onMessage(m, {}); },
+ *   request: (m, o) => bus.call(m, o?.signal),
+ *   notify: (m) => bus.send(m),
+ *   respond: (m) => bus.send(m),
+ *   close: () => bus.close(),
+ * };
+ * ```
+ */
+export interface AxMCPTransport {
+  /** What kind of binding this is; `stdio` and `http` change how the era is probed. */
+  readonly kind: 'http' | 'stdio' | 'websocket' | 'sse' | 'custom';
+  /** A human-readable endpoint for errors, with no credentials. */
+  readonly endpoint: string;
+  /** A stable key for this endpoint (the full URL for HTTP), used to remember its era. */
+  readonly endpointKey: string;
+
+  setHandlers(handlers: AxMCPTransportHandlers): void;
+
+  /** Opens the connection if the binding has one (spawns the process for stdio). Idempotent. */
+  start?(signal?: AbortSignal): Promise<void>;
+
+  /** Sends a request and resolves with its response (a JSON-RPC error response is a resolved value). */
+  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse>;
+
+  /** Sends a notification. */
+  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void>;
+
+  /** Answers a server-initiated request. */
+  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void>;
+
+  /** Tells the transport the negotiated protocol version (HTTP sends it as a header). */
+  setProtocolVersion?(version: string | undefined): void;
+
+  /** Forgets the legacy session after the server lost it, so the next `initialize` starts fresh. */
+  resetSession?(): void;
+
+  /** Ends the legacy session on the server (HTTP `DELETE`). */
+  terminateSession?(signal?: AbortSignal): Promise<void>;
+
+  /**
+   * Opens the standalone server → client stream (legacy HTTP GET), resuming after
+   * `lastEventId` when given. Resolves `null` when the server offers none (405).
+   */
+  openEventStream?(options: { signal: AbortSignal; lastEventId?: string }): Promise<AxMCPEventStream | null>;
+
+  /** Releases every socket, stream, timer and process. Idempotent. */
+  close(): Promise<void>;
+}
