@@ -1,0 +1,20 @@
+/** Authentication strategies: the public face of `src/auth`. */
+export {
+  type AxMCPAuthentication,
+  type AxMCPAuthenticationInput,
+  type AxMCPAuthenticationRequest,
+  type AxMCPAuthenticationResult,
+  type AxMCPReadonlyHeaders,
+  applyAuthentication,
+  authenticationSensitiveHeaders,
+} from './authentication.js';
+export { type AxMCPHMACOptions, axMCPHMACAuthentication } from './hmac.js';
+export {
+  type AxMCPAPIKeyOptions,
+  type AxMCPBasicCredentials,
+  type AxMCPRedactedAuthentication,
+  type AxMCPSecret,
+  axMCPAPIKeyAuthentication,
+  axMCPBasicAuthentication,
+  axMCPBearerAuthentication,
+} from './strategies.js';

@@ -1,0 +1,388 @@
+/**
+ * A fetch for Node built on `node:http`/`node:https`: keep-alive agents reused across
+ * requests, a streamed response body, and a DNS `lookup` hook that checks every resolved
+ * address against the SSRF policy before the socket connects (DNS-rebinding protection).
+ */
+import * as dns from 'node:dns';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { AxMCPFetch } from '../net/guarded-fetch.js';
+import {
+  type AxMCPSSRFPolicy,
+  type AxMCPSSRFProtection,
+  assertAddressAllowed,
+  assertURLAllowed,
+  redactURL,
+  resolveSSRFPolicy,
+} from '../net/ssrf.js';
+import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
+
+/** Options of {@link createNodeFetch}. */
+export interface AxMCPNodeFetchOptions {
+  /** SSRF protection (default on), applied to the URL and to every address DNS returns. */
+  ssrfProtection?: AxMCPSSRFProtection;
+  /** Keep connections open for reuse (default `true`). */
+  keepAlive?: boolean;
+  /** Most sockets per origin (default: unlimited). */
+  maxSockets?: number;
+  /** The DNS lookup to guard (default `dns.lookup`); tests inject one here. */
+  lookup?: LookupFunction;
+}
+
+/** A fetch-compatible function with {@link AxMCPNodeFetch.close}. */
+export interface AxMCPNodeFetch extends AxMCPFetch {
+  /** Destroys the agents and their sockets (in-flight requests fail); later calls fail with `closed`. */
+  close(): void;
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+const BODY_HIGH_WATER_MARK = 64 * 1024;
+
+type RequestBody = string | Uint8Array | undefined;
+type OutgoingHeaders = Record<string, string>;
+
+/**
+ * Creates a fetch for Node. It checks the URL with the SSRF policy (`validateURL`
+ * included), and every address the DNS lookup returns, before connecting: a name that
+ * resolves to `127.0.0.1` is refused unless `allowLoopback`. It does not follow redirects
+ * (3xx responses come back as they are; wrap it in `createGuardedFetch`), does not decode
+ * `Content-Encoding` (it never asks for compression), and accepts string, `Uint8Array`,
+ * `ArrayBuffer`, `URLSearchParams` and `Blob` bodies. Aborting `init.signal` destroys the
+ * request and rejects (or errors the body) with the signal's reason. A request on a reused
+ * keep-alive socket that the server had just closed is retried once for idempotent methods.
+ *
+ * @example
+ * const nodeFetch = createNodeFetch({ ssrfProtection: { allowLoopback: true } });
+ * const fetch = createGuardedFetch({ fetch: nodeFetch, ssrfProtection: { allowLoopback: true } });
+ * // …
+ * nodeFetch.close();
+ */
+export function createNodeFetch(options: AxMCPNodeFetchOptions = {}): AxMCPNodeFetch {
+  const policy = resolveSSRFPolicy(options.ssrfProtection);
+  const baseLookup: LookupFunction = options.lookup ?? (dns.lookup as LookupFunction);
+  const lookup = policy.enabled ? guardLookup(baseLookup, policy) : options.lookup;
+  const agentOptions: http.AgentOptions = { keepAlive: options.keepAlive ?? true, scheduling: 'lifo' };
+  if (options.maxSockets !== undefined) agentOptions.maxSockets = options.maxSockets;
+  // `lookup` is a connection option; agents pass their options through to net.connect.
+  if (lookup !== undefined) (agentOptions as http.AgentOptions & { lookup: LookupFunction }).lookup = lookup;
+  const httpAgent = new http.Agent(agentOptions);
+  const httpsAgent = new https.Agent(agentOptions);
+  const inflight = new Set<http.ClientRequest>();
+  let closed = false;
+
+  const nodeFetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    if (closed) throw new AxMCPTransportError('closed', 'This fetch was closed');
+    const url = toURL(input);
+    const signal = init?.signal ?? undefined;
+    signal?.throwIfAborted();
+    await assertURLAllowed(url, policy);
+    const method = init?.method === undefined ? 'GET' : init.method.toUpperCase();
+    const headers = toOutgoingHeaders(init?.headers);
+    const body = await toRequestBody(init?.body, headers);
+    if (body !== undefined && (method === 'GET' || method === 'HEAD')) {
+      throw new AxMCPError('invalid_argument', `A ${method} request cannot have a body`);
+    }
+    if (body !== undefined) {
+      headers['content-length'] = String(
+        typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
+      );
+    }
+    signal?.throwIfAborted();
+    if (closed) throw new AxMCPTransportError('closed', 'This fetch was closed');
+    const isHTTPS = url.protocol === 'https:';
+    const request: http.RequestOptions = {
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      path: `${url.pathname}${url.search}`,
+      method,
+      headers,
+      agent: isHTTPS ? httpsAgent : httpAgent,
+    };
+    if (url.port !== '') request.port = url.port;
+    const retry = IDEMPOTENT_METHODS.has(method);
+    return send(isHTTPS ? https.request : http.request, request, body, url, signal, retry, inflight);
+  };
+
+  return Object.assign(nodeFetch, {
+    close(): void {
+      if (closed) return;
+      closed = true;
+      // Requests first: a request still waiting for a socket would make the agent open one.
+      const reason = new AxMCPTransportError('closed', 'The fetch was closed');
+      for (const req of inflight) req.destroy(reason);
+      inflight.clear();
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  });
+}
+
+/** Wraps a lookup so that every address it returns passes {@link assertAddressAllowed}. */
+function guardLookup(base: LookupFunction, policy: AxMCPSSRFPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    base(hostname, options, (error, address, family) => {
+      if (error) {
+        callback(error, address, family);
+        return;
+      }
+      try {
+        if (typeof address === 'string') {
+          assertAddressAllowed(address, hostname, policy);
+          const resolvedFamily = family ?? (address.includes(':') ? 6 : 4);
+          if (options.all) callback(null, [{ address, family: resolvedFamily }]);
+          else callback(null, address, resolvedFamily);
+          return;
+        }
+        for (const entry of address) assertAddressAllowed(entry.address, hostname, policy);
+        if (options.all) {
+          callback(null, address);
+          return;
+        }
+        const first = address[0];
+        if (first === undefined) callback(null, address);
+        else callback(null, first.address, first.family);
+      } catch (refusal) {
+        callback(refusal as NodeJS.ErrnoException, options.all ? [] : '');
+      }
+    });
+  };
+}
+
+function send(
+  request: typeof http.request,
+  options: http.RequestOptions,
+  body: RequestBody,
+  url: URL,
+  signal: AbortSignal | undefined,
+  retry: boolean,
+  inflight: Set<http.ClientRequest>,
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const req = request(options);
+    inflight.add(req);
+    let settled = false;
+    let failBody: ((reason: unknown) => void) | undefined;
+
+    const onAbort = () => {
+      const reason = signal?.reason;
+      if (failBody !== undefined) failBody(reason);
+      else {
+        if (!settled) {
+          settled = true;
+          reject(reason);
+        }
+        detach();
+      }
+      req.destroy();
+    };
+    const detach = () => {
+      inflight.delete(req);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      detach();
+      if (retry && req.reusedSocket && STALE_SOCKET_CODES.has(error.code ?? '') && !signal?.aborted) {
+        send(request, options, body, url, signal, false, inflight).then(resolve, reject);
+        return;
+      }
+      reject(requestError(error, url));
+    });
+
+    req.on('response', (res) => {
+      if (settled) {
+        res.destroy();
+        return;
+      }
+      settled = true;
+      try {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 599) {
+          throw new AxMCPTransportError('transport_error', `Unexpected HTTP status ${status}`, {
+            endpoint: redactURL(url),
+          });
+        }
+        const headers = new Headers();
+        const raw = res.rawHeaders;
+        for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+        let stream: ReadableStream<Uint8Array> | null = null;
+        if (options.method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
+          res.resume();
+          detach();
+        } else {
+          const body = bodyStream(res, url, detach);
+          stream = body.stream;
+          failBody = body.fail;
+        }
+        const response = new Response(stream, { status, statusText: statusText(res.statusMessage), headers });
+        Object.defineProperty(response, 'url', { value: url.href });
+        resolve(response);
+      } catch (error) {
+        res.destroy();
+        detach();
+        reject(
+          error instanceof AxMCPError
+            ? error
+            : new AxMCPTransportError('transport_error', 'Invalid HTTP response', {
+                endpoint: redactURL(url),
+                cause: error,
+              }),
+        );
+      }
+    });
+
+    if (body === undefined) req.end();
+    else req.end(body);
+  });
+}
+
+/** A web stream over a Node response that reads only as fast as it is consumed. */
+function bodyStream(
+  res: http.IncomingMessage,
+  url: URL,
+  onFinish: () => void,
+): { stream: ReadableStream<Uint8Array>; fail: (reason: unknown) => void } {
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let finished = false;
+  const finish = (): boolean => {
+    if (finished) return false;
+    finished = true;
+    onFinish();
+    return true;
+  };
+  const fail = (reason: unknown) => {
+    if (!finish()) return;
+    res.destroy();
+    controller?.error(reason);
+  };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        res.on('data', (chunk: Buffer) => {
+          if (finished) return;
+          c.enqueue(chunk);
+          if ((c.desiredSize ?? 0) <= 0) res.pause();
+        });
+        res.on('end', () => {
+          if (finish()) c.close();
+        });
+        res.on('error', (error) =>
+          fail(
+            error instanceof AxMCPError
+              ? error
+              : new AxMCPTransportError('stream_ended', 'The response body broke off', {
+                  endpoint: redactURL(url),
+                  cause: error,
+                }),
+          ),
+        );
+        res.on('close', () => {
+          if (!res.complete) {
+            fail(
+              new AxMCPTransportError(
+                'stream_ended',
+                'The connection closed before the response body ended',
+                {
+                  endpoint: redactURL(url),
+                },
+              ),
+            );
+          }
+        });
+      },
+      pull() {
+        res.resume();
+      },
+      cancel() {
+        finish();
+        res.destroy();
+      },
+    },
+    { highWaterMark: BODY_HIGH_WATER_MARK, size: (chunk) => chunk.byteLength },
+  );
+  return { stream, fail };
+}
+
+function requestError(error: unknown, url: URL): AxMCPError {
+  if (error instanceof AxMCPError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new AxMCPTransportError(
+    'transport_error',
+    `Request to ${redactURL(url)} failed${typeof code === 'string' ? ` (${code})` : ''}`,
+    { endpoint: redactURL(url), cause: error },
+  );
+}
+
+function statusText(message: string | undefined): string {
+  // The Response constructor rejects a reason phrase that is not a valid header value.
+  return message !== undefined && /^[\t\x20-\x7e\x80-\xff]*$/.test(message) ? message : '';
+}
+
+function toURL(input: string | URL): URL {
+  if (input instanceof URL) return input;
+  if (typeof input !== 'string') {
+    throw new AxMCPError('invalid_argument', 'This fetch takes a URL or a string, not a Request');
+  }
+  try {
+    return new URL(input);
+  } catch (error) {
+    throw new AxMCPError('invalid_argument', 'Not a valid absolute URL', { cause: error });
+  }
+}
+
+/** Fetch `HeadersInit` to a null-prototype object with lower-case names. */
+function toOutgoingHeaders(init: HeadersInit | undefined): OutgoingHeaders {
+  const out: OutgoingHeaders = Object.create(null);
+  if (init === undefined) return out;
+  if (init instanceof Headers) {
+    init.forEach((value, name) => {
+      out[name] = value;
+    });
+    return out;
+  }
+  const add = (name: string, value: string) => {
+    const key = name.toLowerCase();
+    const previous = out[key];
+    out[key] = previous === undefined ? value : `${previous}, ${value}`;
+  };
+  if (Array.isArray(init)) {
+    for (const pair of init) {
+      if (pair.length !== 2)
+        throw new AxMCPError('invalid_argument', 'A header pair must have a name and a value');
+      add(String(pair[0]), String(pair[1]));
+    }
+    return out;
+  }
+  for (const name of Object.keys(init)) add(name, String((init as Record<string, string>)[name]));
+  return out;
+}
+
+async function toRequestBody(body: RequestInit['body'], headers: OutgoingHeaders): Promise<RequestBody> {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') {
+    headers['content-type'] ??= 'text/plain;charset=UTF-8';
+    return body;
+  }
+  if (body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof URLSearchParams) {
+    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
+    return body.toString();
+  }
+  if (body instanceof Blob) {
+    if (body.type !== '') headers['content-type'] ??= body.type;
+    return new Uint8Array(await body.arrayBuffer());
+  }
+  throw new AxMCPError(
+    'unsupported',
+    'This fetch sends string, Uint8Array, ArrayBuffer, URLSearchParams or Blob bodies, not streams or FormData',
+  );
+}
