@@ -1,0 +1,698 @@
+/**
+ * The stdio transport: spawns an MCP server as a child process and speaks
+ * newline-delimited JSON-RPC over its stdin and stdout.
+ *
+ * The child is its own process group (POSIX), so `close()` can end the whole tree that
+ * `npx`, `uvx` or a shell wrapper leaves behind, not just the direct child.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import process from 'node:process';
+import {
+  AxMCPError,
+  AxMCPProtocolError,
+  AxMCPTimeoutError,
+  AxMCPTransportError,
+  RPC,
+} from '../protocol/errors.js';
+import type {
+  JSONRPCMessage,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  JSONRPCResponse,
+} from '../protocol/jsonrpc.js';
+import { AxMCPMessageChannel } from '../transport/message-channel.js';
+import type { AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../transport/types.js';
+
+/** Options of {@link AxMCPStdioTransport}. */
+export interface AxMCPStdioTransportOptions {
+  /** The program to run, found on `PATH` (`npx`, `uvx`, `node`, an absolute path). No shell is involved. */
+  command: string;
+  /** Its arguments. */
+  args?: readonly string[];
+  /**
+   * Environment variables for the server, on top of a minimal inherited set (`HOME`, `LOGNAME`,
+   * `PATH`, `SHELL`, `TERM`, `USER`; the usual equivalents on Windows), so secrets in this
+   * process's environment do not leak to the server. Pass `{ ...process.env, … }` to inherit everything.
+   */
+  env?: Record<string, string>;
+  /** The server's working directory (default: this process's). */
+  cwd?: string;
+  /**
+   * Receives the server's stderr, one line at a time (lines over 64 KiB are cut and marked `…`).
+   * Default: ignored, but always drained so the server never blocks on a full pipe.
+   */
+  onStderr?(line: string): void;
+  /**
+   * Receives what the transport drops: lines that are not JSON-RPC, lines over `maxMessageBytes`
+   * (code `message_too_large`), responses nobody waits for. Must not throw.
+   */
+  onProtocolError?(error: AxMCPError): void;
+  /**
+   * How long `close()` waits after closing stdin for the server to exit, and again after
+   * `SIGTERM`, before `SIGKILL` ends the process group. Default 2000.
+   */
+  killGraceMs?: number;
+  /**
+   * The longest message line accepted from the server, in bytes without the newline, and the
+   * longest one sent. A longer incoming line is dropped unread. Default 16 MiB.
+   */
+  maxMessageBytes?: number;
+}
+
+/** The MCP server process ended (or closed its stdout) without being asked to. */
+export class AxMCPProcessExitError extends AxMCPTransportError {
+  /** The exit code, or `null` if it was killed by a signal or is still running. */
+  readonly exitCode: number | null;
+  /** The signal that killed it, if any. */
+  readonly signal: NodeJS.Signals | null;
+
+  constructor(
+    message: string,
+    exit: { exitCode: number | null; signal: NodeJS.Signals | null },
+    context: { endpoint?: string } = {},
+  ) {
+    super('transport_error', message, context);
+    this.exitCode = exit.exitCode;
+    this.signal = exit.signal;
+  }
+}
+
+const DEFAULT_KILL_GRACE_MS = 2000;
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const MAX_STDERR_LINE_BYTES = 64 * 1024;
+/** After the process group is gone, how long an unexpected end waits for stdout to drain. */
+const DRAIN_MS = 250;
+const POLL_MS = 50;
+const IS_WINDOWS = process.platform === 'win32';
+const INHERITED_ENV = IS_WINDOWS
+  ? [
+      'APPDATA',
+      'HOMEDRIVE',
+      'HOMEPATH',
+      'LOCALAPPDATA',
+      'PATH',
+      'PROCESSOR_ARCHITECTURE',
+      'SYSTEMDRIVE',
+      'SYSTEMROOT',
+      'TEMP',
+      'USERNAME',
+      'USERPROFILE',
+      'PROGRAMFILES',
+    ]
+  : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
+
+interface Connection {
+  child: ChildProcess;
+  channel: AxMCPMessageChannel;
+  exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
+  exited: Promise<void>;
+  stdioClosed: Promise<void>;
+  ending: Promise<void> | undefined;
+}
+
+/**
+ * An {@link AxMCPTransport} that runs an MCP server as a child process (`kind: 'stdio'`).
+ *
+ * `start()` spawns the server (requests made before it start it too); `close()` closes its
+ * stdin, then sends `SIGTERM` and, after `killGraceMs`, `SIGKILL` to its whole process group,
+ * so grandchildren started by `npx`/`uvx`/shell wrappers end with it. If the server ends on
+ * its own, pending requests reject with code `closed` and `onClose` receives an
+ * {@link AxMCPProcessExitError}; `start()` may then spawn a fresh process.
+ *
+ * Limitation: if this Node process exits normally (or through `process.exit`, or an uncaught
+ * exception), every live server group gets `SIGTERM`. If it is killed by a signal it does not
+ * handle (`SIGKILL`, or `SIGINT`/`SIGTERM` with no handler), no code runs: the servers only see
+ * EOF on stdin, which well-behaved servers treat as the end, and do not get the terminal's
+ * Ctrl-C because they run in their own process group. Call `close()` from your signal handlers.
+ * A server that moves itself to another session or group (`setsid`) escapes the group kill.
+ *
+ * @example
+ * ```ts
+ * const transport = new AxMCPStdioTransport({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
+ * await transport.start();
+ * // … hand it to AxMCPClient …
+ * await transport.close();
+ * ```
+ */
+export class AxMCPStdioTransport implements AxMCPTransport {
+  readonly kind = 'stdio' as const;
+  /** The command line, for errors: no environment values, arguments over 200 characters cut. */
+  readonly endpoint: string;
+  /** `stdio:` followed by the whole command line (arguments quoted where needed). */
+  readonly endpointKey: string;
+
+  readonly #options: AxMCPStdioTransportOptions;
+  readonly #killGraceMs: number;
+  readonly #maxMessageBytes: number;
+  readonly #connections = new Set<Connection>();
+  #current: Connection | undefined;
+  #starting: Promise<Connection> | undefined;
+  #handlers: AxMCPTransportHandlers | undefined;
+  #everStarted = false;
+  #lastEnd: AxMCPError | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: AxMCPStdioTransportOptions) {
+    this.#options = options;
+    this.#killGraceMs = Math.max(0, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+    this.#maxMessageBytes = Math.max(1, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    const commandLine = [options.command, ...(options.args ?? [])].map(quoteArg);
+    this.endpoint = commandLine.map(clipArg).join(' ');
+    this.endpointKey = `stdio:${commandLine.join(' ')}`;
+  }
+
+  /** The server's process id while it runs. */
+  get pid(): number | undefined {
+    return this.#current?.child.pid;
+  }
+
+  setHandlers(handlers: AxMCPTransportHandlers): void {
+    this.#handlers = handlers;
+    this.#current?.channel.setHandlers(handlers);
+  }
+
+  /**
+   * Spawns the server, once: concurrent calls share one spawn. Rejects with an
+   * {@link AxMCPTransportError} naming the command if it cannot be started. Aborting stops
+   * the wait, not the spawn (`close()` ends it).
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    await this.#connect(signal);
+  }
+
+  async request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
+    const connection = await this.#ready(options.signal);
+    return connection.channel.request(message, { signal: options.signal });
+  }
+
+  async notify(message: JSONRPCNotification, options: AxMCPSendOptions = {}): Promise<void> {
+    const connection = await this.#ready(options.signal);
+    await connection.channel.notify(message, { signal: options.signal });
+  }
+
+  async respond(message: JSONRPCResponse, options: AxMCPSendOptions = {}): Promise<void> {
+    const connection = await this.#ready(options.signal);
+    await connection.channel.respond(message, { signal: options.signal });
+  }
+
+  /**
+   * Rejects pending requests with code `closed`, closes the server's stdin, and ends its
+   * process group (`SIGTERM`, then `SIGKILL`), taking at most about `2 × killGraceMs`.
+   * Afterwards no stream, timer or listener of this transport keeps the process alive. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#starting?.catch(() => undefined);
+      await Promise.all([...this.#connections].map((connection) => this.#end(connection, undefined)));
+      this.#current = undefined;
+    })();
+    return this.#closing;
+  }
+
+  #connect(signal: AbortSignal | undefined): Promise<Connection> {
+    if (this.#closing) return Promise.reject(this.#closedError());
+    if (signal?.aborted) return Promise.reject(abortError(this.endpoint, signal));
+    const current = this.#current;
+    if (current && !current.ending) return Promise.resolve(current);
+    this.#starting ??= this.#spawn().finally(() => {
+      this.#starting = undefined;
+    });
+    return withAbort(this.#starting, signal, this.endpoint);
+  }
+
+  #ready(signal: AbortSignal | undefined): Promise<Connection> {
+    const current = this.#current;
+    if (!this.#closing && current && !current.ending) return Promise.resolve(current);
+    if (!this.#closing && !this.#starting && this.#everStarted) {
+      // The server ended on its own: only an explicit start() spawns a new one.
+      return Promise.reject(this.#closedError());
+    }
+    return this.#connect(signal);
+  }
+
+  async #spawn(): Promise<Connection> {
+    const { command, args = [], cwd } = this.#options;
+    let child: ChildProcess;
+    try {
+      child = spawn(command, [...args], {
+        cwd,
+        env: childEnvironment(this.#options.env),
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: !IS_WINDOWS,
+        windowsHide: true,
+        shell: false,
+      });
+    } catch (error) {
+      throw this.#spawnError(error);
+    }
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onSpawn = () => {
+          child.off('error', onError);
+          resolve();
+        };
+        const onError = (error: Error) => {
+          child.off('spawn', onSpawn);
+          reject(error);
+        };
+        child.once('spawn', onSpawn);
+        child.once('error', onError);
+      });
+    } catch (error) {
+      // Node still closes the failed child's pipes and handle; let it, so nothing lingers.
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+      await within(closed, 1000);
+      throw this.#spawnError(error);
+    }
+    const connection = this.#attach(child);
+    this.#connections.add(connection);
+    this.#current = connection;
+    this.#everStarted = true;
+    this.#lastEnd = undefined;
+    trackChild(child);
+    return connection;
+  }
+
+  #attach(child: ChildProcess): Connection {
+    const { stdin, stdout, stderr } = child;
+    if (!stdin || !stdout || !stderr)
+      throw new AxMCPTransportError('transport_error', 'Child has no stdio pipes');
+    const report = (error: AxMCPError) => {
+      try {
+        this.#options.onProtocolError?.(error);
+      } catch {
+        // A reporting callback must not take the transport down.
+      }
+    };
+    const connection: Connection = {
+      child,
+      channel: new AxMCPMessageChannel({
+        endpoint: this.endpoint,
+        send: (message) => this.#write(connection, message),
+        onProtocolError: report,
+      }),
+      exit: undefined,
+      exited: new Promise((resolve) => child.once('exit', () => resolve())),
+      stdioClosed: new Promise((resolve) => child.once('close', () => resolve())),
+      ending: undefined,
+    };
+    if (this.#handlers) connection.channel.setHandlers(this.#handlers);
+
+    child.once('exit', (exitCode, signal) => {
+      connection.exit = { exitCode, signal };
+      void this.#end(connection, this.#exitError(connection));
+    });
+    // After a successful spawn, 'error' means a failed kill or similar; the exit path handles the rest.
+    child.on('error', (error) => report(this.#transportError('The server process reported an error', error)));
+    stdin.on('error', () => undefined); // EPIPE after the server exits: the exit path reports it.
+
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    const lines = new LineSplitter(
+      this.#maxMessageBytes,
+      (line) => {
+        let text: string;
+        try {
+          text = decoder.decode(line);
+        } catch (error) {
+          report(
+            new AxMCPProtocolError(RPC.parseError, 'Server sent a line that is not UTF-8', undefined, {
+              code: 'invalid_message',
+              endpoint: this.endpoint,
+              cause: error,
+            }),
+          );
+          return;
+        }
+        if (text.trim() === '') return;
+        connection.channel.receiveText(text);
+      },
+      () =>
+        report(
+          new AxMCPTransportError(
+            'message_too_large',
+            `Dropped a message line over ${this.#maxMessageBytes} bytes from ${this.endpoint}`,
+            { endpoint: this.endpoint },
+          ),
+        ),
+    );
+    stdout.on('data', (chunk: Buffer) => lines.push(chunk));
+    stdout.on('end', () => {
+      lines.flush();
+      void this.#end(connection, this.#exitError(connection));
+    });
+    stdout.on('error', () => undefined);
+
+    stderr.on('error', () => undefined);
+    const onStderr = this.#options.onStderr;
+    if (onStderr) {
+      const stderrDecoder = new TextDecoder('utf-8');
+      const deliver = (text: string) => {
+        try {
+          onStderr(text);
+        } catch {
+          // The stderr callback is for diagnostics; its failure must not stop the server.
+        }
+      };
+      const stderrLines = new LineSplitter(
+        MAX_STDERR_LINE_BYTES,
+        (line) => deliver(stderrDecoder.decode(line)),
+        (head) => deliver(`${stderrDecoder.decode(head())}…`),
+      );
+      stderr.on('data', (chunk: Buffer) => stderrLines.push(chunk));
+      stderr.on('end', () => stderrLines.flush());
+    } else {
+      stderr.resume();
+    }
+    return connection;
+  }
+
+  #write(connection: Connection, message: JSONRPCMessage): Promise<void> {
+    const line = `${JSON.stringify(message)}\n`;
+    if (Buffer.byteLength(line) - 1 > this.#maxMessageBytes) {
+      throw new AxMCPTransportError(
+        'message_too_large',
+        `A message to ${this.endpoint} is over ${this.#maxMessageBytes} bytes`,
+        { endpoint: this.endpoint },
+      );
+    }
+    const stdin = connection.child.stdin;
+    if (connection.ending || !stdin || !stdin.writable) throw this.#closedError();
+    return new Promise((resolve, reject) => {
+      stdin.write(line, (error) => {
+        if (error) reject(this.#transportError(`Could not write to ${this.endpoint}`, error));
+        else resolve();
+      });
+    });
+  }
+
+  /**
+   * Ends one connection: local (`reason` undefined, from close()) or because the server
+   * ended on its own. Runs once per connection.
+   */
+  #end(connection: Connection, reason: AxMCPError | undefined): Promise<void> {
+    connection.ending ??= (async () => {
+      if (!reason) connection.channel.close();
+      const { child } = connection;
+      child.stdin?.end();
+      await within(connection.exited, this.#killGraceMs);
+      const exitBeforeSignals = connection.exit;
+      if (IS_WINDOWS) {
+        if (child.exitCode === null && child.signalCode === null)
+          await killWindowsTree(child, this.#killGraceMs);
+      } else if (child.pid !== undefined) {
+        const group = child.pid;
+        if (await groupAlive(group)) {
+          signalGroup(group, 'SIGTERM');
+          await pollUntilGone(group, this.#killGraceMs);
+          if (await groupAlive(group)) {
+            signalGroup(group, 'SIGKILL');
+            await pollUntilGone(group, 1000);
+          }
+        }
+      }
+      // Let the last lines the server wrote arrive before the pending requests are failed.
+      if (reason) await within(connection.stdioClosed, DRAIN_MS);
+      for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+      // Last resort for a process that even SIGKILL did not end (uninterruptible sleep).
+      if (child.exitCode === null && child.signalCode === null) child.unref();
+      untrackChild(child);
+      this.#connections.delete(connection);
+      if (this.#current === connection) this.#current = undefined;
+      if (reason) {
+        const final = exitBeforeSignals ? this.#exitError(connection, exitBeforeSignals) : reason;
+        this.#lastEnd = final;
+        connection.channel.close(final);
+      }
+    })();
+    return connection.ending;
+  }
+
+  #exitError(connection: Connection, exit = connection.exit): AxMCPProcessExitError {
+    const what = !exit
+      ? 'closed its stdout'
+      : exit.signal
+        ? `was killed by ${exit.signal}`
+        : `exited with code ${exit.exitCode}`;
+    return new AxMCPProcessExitError(
+      `The MCP server process ${this.endpoint} (pid ${connection.child.pid}) ${what}`,
+      exit ?? { exitCode: null, signal: null },
+      { endpoint: this.endpoint },
+    );
+  }
+
+  #spawnError(error: unknown): AxMCPTransportError {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    const hint =
+      code === 'ENOENT'
+        ? this.#options.cwd
+          ? ` (command not found, or working directory ${JSON.stringify(this.#options.cwd)} missing)`
+          : ' (command not found)'
+        : code === 'EACCES'
+          ? ' (not executable)'
+          : '';
+    return this.#transportError(
+      `Could not start the MCP server command ${JSON.stringify(this.#options.command)}: ${code ?? String(error)}${hint}`,
+      error,
+    );
+  }
+
+  #transportError(message: string, cause: unknown): AxMCPTransportError {
+    return new AxMCPTransportError('transport_error', message, { endpoint: this.endpoint, cause });
+  }
+
+  #closedError(): AxMCPTransportError {
+    const why = this.#closing
+      ? 'the transport is closed'
+      : `the server process ended${this.#lastEnd ? ` (${this.#lastEnd.message})` : ''}; call start() to spawn it again`;
+    return new AxMCPTransportError('closed', `${this.endpoint}: ${why}`, {
+      endpoint: this.endpoint,
+      cause: this.#closing ? undefined : this.#lastEnd,
+    });
+  }
+}
+
+/**
+ * Splits a byte stream at `\n` without holding more than `maxBytes` of one line: a longer
+ * line is dropped (the overflow callback gets its head on demand) up to its newline.
+ */
+class LineSplitter {
+  #parts: Buffer[] = [];
+  #size = 0;
+  #discarding = false;
+
+  constructor(
+    readonly maxBytes: number,
+    readonly onLine: (line: Buffer) => void,
+    readonly onOverflow: (head: () => Buffer) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(0x0a, start);
+      const piece = chunk.subarray(start, newline === -1 ? chunk.length : newline);
+      start = newline === -1 ? chunk.length : newline + 1;
+      if (this.#discarding) {
+        // The rest of an oversized line: skip it up to the newline.
+        if (newline !== -1) this.#discarding = false;
+        continue;
+      }
+      if (this.#size + piece.length > this.maxBytes) {
+        this.#overflow(piece);
+        this.#discarding = newline === -1;
+        continue;
+      }
+      if (newline === -1) {
+        // Copy: a subarray would pin the whole chunk until the line completes.
+        this.#parts.push(Buffer.from(piece));
+        this.#size += piece.length;
+        continue;
+      }
+      const line = this.#size === 0 ? piece : Buffer.concat([...this.#parts, piece]);
+      this.#parts = [];
+      this.#size = 0;
+      this.onLine(stripCR(line));
+    }
+  }
+
+  /** Delivers a last line that had no newline (the stream ended). */
+  flush(): void {
+    if (!this.#discarding && this.#size > 0) {
+      const line = Buffer.concat(this.#parts);
+      this.#parts = [];
+      this.#size = 0;
+      this.onLine(stripCR(line));
+    }
+    this.#discarding = false;
+  }
+
+  #overflow(piece: Buffer): void {
+    const parts = this.#parts;
+    const room = Math.max(0, this.maxBytes - this.#size);
+    this.#parts = [];
+    this.#size = 0;
+    this.onOverflow(() => Buffer.concat([...parts, piece.subarray(0, room)]));
+  }
+}
+
+function stripCR(line: Buffer): Buffer {
+  return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line;
+}
+
+function childEnvironment(extra: Record<string, string> | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED_ENV) {
+    const value = process.env[key];
+    // Exported shell functions (`() { …`) are a known injection vector; never pass them on.
+    if (value !== undefined && !value.startsWith('()')) env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+function quoteArg(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : JSON.stringify(arg);
+}
+
+function clipArg(arg: string): string {
+  return arg.length > 200 ? `${arg.slice(0, 200)}…` : arg;
+}
+
+function abortError(endpoint: string, signal: AbortSignal): AxMCPError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof AxMCPError) return reason;
+  const timedOut = (reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
+  return new AxMCPTimeoutError(`Waiting for ${endpoint} to start was ${timedOut ? 'timed out' : 'aborted'}`, {
+    aborted: !timedOut,
+    endpoint,
+    cause: reason,
+  });
+}
+
+/** Races `promise` with the signal; the listener is removed either way. */
+function withAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined, endpoint: string): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(endpoint, signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits for `promise` at most `ms`; the timer never outlives the wait. */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch {
+    // ESRCH: already gone.
+  }
+}
+
+async function pollUntilGone(group: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+    if (!(await groupAlive(group))) return;
+  }
+}
+
+/**
+ * Whether any process of the group still runs. Zombies do not count: where nothing reaps
+ * orphans (a container whose init does not), they would otherwise look alive forever.
+ */
+async function groupAlive(group: number): Promise<boolean> {
+  try {
+    process.kill(-group, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // Gone meanwhile.
+    }
+    // "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === group && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+async function killWindowsTree(child: ChildProcess, graceMs: number): Promise<void> {
+  const killer = spawn('taskkill', ['/T', '/F', '/PID', String(child.pid)], {
+    stdio: 'ignore',
+    windowsHide: true,
+  });
+  await within(
+    new Promise<void>((resolve) => {
+      killer.once('exit', () => resolve());
+      killer.once('error', () => resolve());
+    }),
+    graceMs,
+  );
+  killer.unref();
+}
+
+// Process groups still running, signalled if this process exits without closing them.
+const liveChildren = new Set<ChildProcess>();
+
+function onParentExit(): void {
+  for (const child of liveChildren) {
+    if (child.pid === undefined) continue;
+    try {
+      if (IS_WINDOWS) {
+        spawnSync('taskkill', ['/T', '/F', '/PID', String(child.pid)], {
+          stdio: 'ignore',
+          windowsHide: true,
+        });
+      } else {
+        process.kill(-child.pid, 'SIGTERM');
+      }
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+function trackChild(child: ChildProcess): void {
+  if (liveChildren.size === 0) process.on('exit', onParentExit);
+  liveChildren.add(child);
+}
+
+function untrackChild(child: ChildProcess): void {
+  if (!liveChildren.delete(child)) return;
+  if (liveChildren.size === 0) process.off('exit', onParentExit);
+}
