@@ -91,8 +91,10 @@ export class Catalog {
   /** A (re)connected server: its lists must be fetched again. */
   reset(capabilities: AxMCPServerCapabilities): void {
     this.#capabilities = capabilities;
-    this.#lists.clear();
-    this.#toolsByName = new Map();
+    // Keep each list's state object: a fetch under way (retried after a lost session) fills it in.
+    for (const state of this.#lists.values()) {
+      if (!state.loading) state.cache = undefined;
+    }
   }
 
   /** Whether the server publishes this list at all. */

@@ -7,6 +7,7 @@ import {
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import {
   type AxMCPCallToolResult,
+  type AxMCPClientCapabilities,
   type AxMCPCompleteResult,
   type AxMCPGetPromptResult,
   type AxMCPImplementation,
@@ -17,7 +18,6 @@ import {
   type AxMCPResourceTemplate,
   type AxMCPServerCapabilities,
   type AxMCPTool,
-  parseCallToolResult,
   parseCompleteResult,
   parseGetPromptResult,
   parseLoggingMessage,
@@ -28,14 +28,26 @@ import type { AxMCPEra } from '../protocol/versions.js';
 import type { AxMCPMessageContext, AxMCPTransport } from '../transport/types.js';
 import { CallSlots } from './call-slots.js';
 import { type AxMCPCatalogSnapshot, type AxMCPListKind, Catalog, LIST_METHODS } from './catalog.js';
+import { connectWithEra } from './era-connect.js';
+import { defaultEraStore } from './era-store.js';
 import { type AxMCPClientEvent, type AxMCPClientEventListener, ClientEvents } from './events.js';
 import { type AxMCPCallOptions, InFlightRequests, type SendRequest } from './in-flight.js';
 import { LegacyWire } from './legacy-wire.js';
 import { type AxMCPListening, type AxMCPListenOptions, listenStandalone } from './listening.js';
+import { ModernWire } from './modern-wire.js';
 import { sanitizeNamespace } from './namespace.js';
 import type { AxMCPClientOptions } from './options.js';
-import { answerFor, capabilitiesFor, fulfilServerRequest } from './server-requests.js';
+import {
+  type AxMCPServerRequestContext,
+  answerFor,
+  capabilitiesFor,
+  fulfilServerRequest,
+} from './server-requests.js';
 import { SubscriptionOwners } from './subscription-owners.js';
+import { LegacyTasks } from './tasks/legacy-tasks.js';
+import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
+import { type AxMCPTask, type AxMCPToolCallOutcome, parseTask, TaskWakers } from './tasks/task.js';
+import { TASKS_EXTENSION, ToolHeaderIndex } from './tool-headers.js';
 import type { ServerIdentity, Wire } from './wire.js';
 
 /** The library's own identity, sent as `clientInfo` unless the caller gives one. */
@@ -82,9 +94,13 @@ export class AxMCPClient {
   readonly #owners: SubscriptionOwners;
   readonly #serverRequests = new Map<JSONRPCId, AbortController>();
   readonly #listeners = new Set<AxMCPListening>();
+  readonly #toolHeaders: ToolHeaderIndex;
+  readonly #taskWakers = new TaskWakers();
   #wire: Wire | undefined;
   #identity: ServerIdentity | undefined;
   #ready: Promise<void> | undefined;
+  /** Set when `close()` starts: public calls are refused, the client's own cleanup still runs. */
+  #closing = false;
   #closed = false;
 
   constructor(transport: AxMCPTransport, options: AxMCPClientOptions) {
@@ -96,7 +112,10 @@ export class AxMCPClient {
     this.#requests = new InFlightRequests(transport, options.timeoutMs ?? 60_000, (id, reason) =>
       this.#wire?.cancel(id, reason),
     );
+    this.#toolHeaders = new ToolHeaderIndex(options.onWarning ?? ((message) => console.warn(message)));
     this.#catalog = new Catalog({
+      filterTools: (tools, revision) =>
+        this.#wire?.era === 'modern' ? this.#toolHeaders.admit(tools, revision, this.namespace) : tools,
       maxPages: options.maxPaginationPages ?? 1000,
       fetchPage: (method, cursor) =>
         this.#send({ method, ...(cursor === undefined ? {} : { params: { cursor } }), idempotent: true }),
@@ -127,6 +146,22 @@ export class AxMCPClient {
   /** The era this endpoint speaks, once known. */
   getEra(): AxMCPEra | undefined {
     return this.#wire?.era;
+  }
+
+  /**
+   * The `server/discover` result of a 2026-07-28 endpoint, fetched fresh.
+   * Throws {@link AxMCPUnsupportedError} on a legacy endpoint.
+   */
+  async discover(options: { signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
+    await this.init(options.signal);
+    const wire = this.#wire;
+    if (!(wire instanceof ModernWire)) {
+      throw new AxMCPUnsupportedError(
+        'server/discover exists only in the 2026-07-28 era; this endpoint is legacy',
+        this.#where(),
+      );
+    }
+    return structuredClone(await wire.discover(options.signal));
   }
 
   /** The negotiated protocol version, once connected. */
@@ -225,33 +260,101 @@ export class AxMCPClient {
    * Calls a tool and returns the server's raw result: every content block,
    * `structuredContent`, `isError` and `_meta` untouched. `authorizeToolCall` runs
    * first; a denial throws {@link AxMCPAuthorizationDeniedError} and sends nothing.
-   * A call is never replayed after an uncertain outcome.
+   * A call that becomes a task is awaited (polling, answering input) unless
+   * `taskHandling: 'expose'`, which returns the task itself in the result's place — use
+   * {@link callToolOutcome} for a typed answer. A call is never replayed after an
+   * uncertain outcome.
    */
   async callTool(
     name: string,
     args: Record<string, unknown> = {},
-    options: AxMCPCallOptions = {},
+    options: AxMCPToolCallOptions = {},
   ): Promise<AxMCPCallToolResult> {
-    await this.init(options.signal);
-    const tool = await this.#findTool(name);
-    if (this.#options.authorizeToolCall) {
-      const allowed = await this.#options.authorizeToolCall({
-        namespace: this.namespace,
-        tool: name,
-        arguments: structuredClone(args),
-        annotations: tool?.annotations ? structuredClone(tool.annotations) : undefined,
-      });
-      if (allowed !== true) throw new AxMCPAuthorizationDeniedError(name, this.#where());
-    }
-    const call = async () =>
-      parseCallToolResult(
-        await this.#send({
-          method: 'tools/call',
-          params: { name, arguments: args },
-          ...callOptions(options),
-        }),
+    const run = async () => {
+      const outcome = await this.#callToolOnce(name, args, options);
+      if (outcome.kind === 'complete') return outcome.result;
+      if (options.taskHandling === 'expose')
+        return { content: [], task: outcome.task } as AxMCPCallToolResult;
+      return this.#awaitTask(outcome.task, options);
+    };
+    return this.#slots ? this.#slots.run(run, options.signal) : run();
+  }
+
+  /** Calls a tool and says whether it finished or became a task, without waiting for the task. */
+  async callToolOutcome(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: AxMCPCallOptions = {},
+  ): Promise<AxMCPToolCallOutcome> {
+    const run = () => this.#callToolOnce(name, args, options);
+    return this.#slots ? this.#slots.run(run, options.signal) : run();
+  }
+
+  /** The current state of a task. */
+  async getTask(taskId: string, options: { signal?: AbortSignal } = {}): Promise<AxMCPTask> {
+    return (await this.#wireReady(options.signal)).tasks.get(taskId, options.signal);
+  }
+
+  /** Asks the server to cancel a task (cooperative: it may still complete). */
+  async cancelTask(taskId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    await (await this.#wireReady(options.signal)).tasks.cancel(taskId, options.signal);
+  }
+
+  /** Answers a task's input requests (`tasks/update`, 2026-07-28). */
+  async provideTaskInput(
+    taskId: string,
+    responses: Record<string, unknown>,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<void> {
+    await (await this.#wireReady(options.signal)).tasks.provideInput(taskId, responses, options.signal);
+  }
+
+  /** Waits for a task to end and returns its tool result; a failed task throws its error. */
+  async waitForTask(
+    task: AxMCPTask | string,
+    options: AxMCPTaskWaitOptions = {},
+  ): Promise<AxMCPCallToolResult> {
+    const wire = await this.#wireReady(options.signal);
+    const current = typeof task === 'string' ? await wire.tasks.get(task, options.signal) : task;
+    return this.#awaitTask(current, options);
+  }
+
+  /**
+   * Calls a tool as a 2025-11-25 draft task and returns the task.
+   * @deprecated The task draft is legacy-only; on 2026-07-28 use {@link callToolOutcome}.
+   */
+  async callToolTask(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: AxMCPCallOptions & { ttlMs?: number } = {},
+  ): Promise<AxMCPTask> {
+    this.#legacyTasks(await this.#wireReady(options.signal));
+    const outcome = await this.#callToolOnce(name, args, options, {
+      task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs },
+    });
+    if (outcome.kind !== 'task') {
+      throw new AxMCPUnsupportedError(
+        `Tool "${name}" answered directly instead of creating a task`,
+        this.#where(),
       );
-    return this.#slots ? this.#slots.run(call, options.signal) : call();
+    }
+    return outcome.task;
+  }
+
+  /**
+   * Lists the server's tasks (2025-11-25 draft).
+   * @deprecated Legacy-only; the 2026-07-28 Tasks extension has no task list.
+   */
+  async listTasks(cursor?: string, options: { signal?: AbortSignal } = {}) {
+    return this.#legacyTasks(await this.#wireReady(options.signal)).list(cursor, options.signal);
+  }
+
+  /**
+   * Blocks until a draft task ends and returns its result (2025-11-25 `tasks/result`).
+   * @deprecated Legacy-only; on 2026-07-28 use {@link waitForTask}.
+   */
+  async getTaskResult(taskId: string, options: { signal?: AbortSignal } = {}): Promise<AxMCPCallToolResult> {
+    return this.#legacyTasks(await this.#wireReady(options.signal)).result(taskId, options.signal);
   }
 
   /** Gets a prompt with its arguments. */
@@ -392,8 +495,8 @@ export class AxMCPClient {
    * (bounded by `closeTimeoutMs`), ends the session and closes the transport.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closing) return;
+    this.#closing = true;
     for (const listening of this.#listeners) listening.close();
     for (const controller of this.#serverRequests.values()) controller.abort();
     if (this.#wire && this.#owners.uris().length > 0) {
@@ -408,6 +511,7 @@ export class AxMCPClient {
     }
     this.#owners.clear();
     await Promise.allSettled([...this.#listeners].map((listening) => listening.done));
+    this.#closed = true;
     try {
       await this.transport.close();
     } finally {
@@ -416,22 +520,57 @@ export class AxMCPClient {
   }
 
   async #connect(signal?: AbortSignal): Promise<void> {
-    const era = this.#options.era ?? 'auto';
-    if (era === 'modern') {
-      throw new AxMCPUnsupportedError('The 2026-07-28 era is not available yet', this.#where());
-    }
-    const wire = new LegacyWire({
+    const options = this.#options;
+    const { wire, identity } = await connectWithEra({
       transport: this.transport,
-      requests: this.#requests,
-      clientInfo: this.#options.clientInfo ?? AX_MCP_CLIENT_INFO,
-      capabilities: () => capabilitiesFor(this.#options),
-      sessionRecovery: this.#options.sessionRecovery ?? 'safe',
-      onReinitialized: (identity) => this.#afterReconnect(identity),
+      era: options.era ?? 'auto',
+      store: options.eraStore ?? defaultEraStore,
+      probeTimeoutMs: options.probeTimeoutMs ?? 5000,
+      ...(signal ? { signal } : {}),
+      legacy: () =>
+        new LegacyWire({
+          transport: this.transport,
+          requests: this.#requests,
+          clientInfo: options.clientInfo ?? AX_MCP_CLIENT_INFO,
+          capabilities: () => capabilitiesFor(options),
+          sessionRecovery: options.sessionRecovery ?? 'safe',
+          onReinitialized: (restored) => this.#afterReconnect(restored),
+          taskDeps: this.#taskDeps(),
+        }),
+      modern: (cachedDiscover) =>
+        new ModernWire({
+          transport: this.transport,
+          requests: this.#requests,
+          clientInfo: options.clientInfo ?? AX_MCP_CLIENT_INFO,
+          capabilities: () => this.#modernCapabilities(),
+          logLevel: () => options.logLevel,
+          fulfil: (method, params, context) => fulfilServerRequest(options, method, params, context),
+          namespace: this.namespace,
+          maxInputRounds: options.maxInputRounds ?? 5,
+          paramHeaders: (tool, args) => this.#toolHeaders.valuesFor(tool, args),
+          onHeaderMismatch: () => this.#catalog.refresh('tools'),
+          ...(cachedDiscover ? { cachedDiscover } : {}),
+          taskDeps: this.#taskDeps(),
+        }),
     });
-    const identity = await wire.connect(signal);
     this.#wire = wire;
     this.#adopt(identity);
-    await this.#applyLogLevel();
+    if (wire.era === 'legacy') await this.#applyLogLevel();
+  }
+
+  #taskDeps() {
+    return {
+      fulfil: (method: string, params: Record<string, unknown>, context: AxMCPServerRequestContext) =>
+        fulfilServerRequest(this.#options, method, params, context),
+      wakers: this.#taskWakers,
+      namespace: this.namespace,
+    };
+  }
+
+  #modernCapabilities(): AxMCPClientCapabilities {
+    const capabilities = capabilitiesFor(this.#options);
+    if (this.#options.tasksExtension !== false) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+    return capabilities;
   }
 
   #adopt(identity: ServerIdentity): void {
@@ -455,12 +594,61 @@ export class AxMCPClient {
     }
   }
 
+  async #callToolOnce(
+    name: string,
+    args: Record<string, unknown>,
+    options: AxMCPCallOptions,
+    extraParams: Record<string, unknown> = {},
+  ): Promise<AxMCPToolCallOutcome> {
+    const wire = await this.#wireReady(options.signal);
+    const tool = await this.#findTool(name);
+    if (this.#options.authorizeToolCall) {
+      const allowed = await this.#options.authorizeToolCall({
+        namespace: this.namespace,
+        tool: name,
+        arguments: structuredClone(args),
+        annotations: tool?.annotations ? structuredClone(tool.annotations) : undefined,
+      });
+      if (allowed !== true) throw new AxMCPAuthorizationDeniedError(name, this.#where());
+    }
+    const params: Record<string, unknown> = { name, arguments: args, ...extraParams };
+    wire.tasks.augmentToolCall(params, tool, this.#identity?.capabilities ?? {});
+    const result = await this.#send({ method: 'tools/call', params, ...callOptions(options) });
+    return wire.tasks.outcome(result);
+  }
+
+  async #awaitTask(task: AxMCPTask, options: AxMCPTaskWaitOptions): Promise<AxMCPCallToolResult> {
+    const wire = this.#wire as Wire;
+    try {
+      return await wire.tasks.await(task, options);
+    } catch (error) {
+      // Abandoning the wait abandons the task: tell the server, best effort.
+      if (options.signal?.aborted) wire.tasks.cancel(task.taskId).catch(() => {});
+      throw error instanceof AxMCPError ? error.attribute(this.#where()) : error;
+    }
+  }
+
+  async #wireReady(signal?: AbortSignal): Promise<Wire> {
+    await this.init(signal);
+    return this.#wire as Wire;
+  }
+
+  #legacyTasks(wire: Wire): LegacyTasks {
+    if (!(wire.tasks instanceof LegacyTasks)) {
+      throw new AxMCPUnsupportedError(
+        'This task method exists only in the 2025-11-25 draft; the endpoint is 2026-07-28',
+        this.#where(),
+      );
+    }
+    return wire.tasks;
+  }
+
   #legacyWire(): LegacyWire | undefined {
     return this.#wire instanceof LegacyWire ? this.#wire : undefined;
   }
 
   async #send(request: SendRequest): Promise<Record<string, unknown>> {
-    this.#assertOpen();
+    if (this.#closed) throw new AxMCPTransportError('closed', 'The client was closed', this.#where());
     const wire = this.#wire;
     if (!wire) throw new AxMCPTransportError('closed', 'The client is not connected', this.#where());
     try {
@@ -541,6 +729,13 @@ export class AxMCPClient {
         });
         return;
       }
+      case 'notifications/tasks':
+      case 'notifications/tasks/status': {
+        const task = parseTask(params);
+        this.#taskWakers.wake(task.taskId);
+        this.#events.emit({ type: 'task_status', namespace: this.namespace, task: { ...task }, ...eventId });
+        return;
+      }
       case 'notifications/cancelled': {
         const id = params?.requestId;
         if (typeof id === 'string' || typeof id === 'number') this.#serverRequests.get(id)?.abort();
@@ -594,8 +789,18 @@ export class AxMCPClient {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new AxMCPTransportError('closed', 'The client was closed', this.#where());
+    if (this.#closing) throw new AxMCPTransportError('closed', 'The client was closed', this.#where());
   }
+}
+
+/** Options of {@link AxMCPClient.callTool}. */
+export interface AxMCPToolCallOptions extends AxMCPCallOptions {
+  /** `await` (default): wait for a task to finish; `expose`: return at once with the task. */
+  taskHandling?: 'await' | 'expose';
+  /** Every task status seen while awaiting. */
+  onStatus?: (task: AxMCPTask) => void;
+  /** Task polling interval when the server suggests none (default 1 000 ms). */
+  pollIntervalMs?: number;
 }
 
 function callOptions(options: AxMCPCallOptions): Partial<SendRequest> {

@@ -1,5 +1,6 @@
 import type { AxMCPLoggingMessage, AxMCPProgress } from '../protocol/messages.js';
 import type { AxMCPListKind } from './catalog.js';
+import type { AxMCPTask } from './tasks/task.js';
 
 /** Connection state changes of a client's listening stream. */
 export type AxMCPLifecycleState = 'connected' | 'reconnected' | 'disconnected' | 'session_restored';
@@ -10,7 +11,7 @@ export type AxMCPClientEvent =
   | { type: 'resource_updated'; namespace: string; uri: string; eventId?: string }
   | { type: 'logging'; namespace: string; message: AxMCPLoggingMessage; eventId?: string }
   | { type: 'progress'; namespace: string; progress: AxMCPProgress }
-  | { type: 'task_status'; namespace: string; task: Record<string, unknown>; eventId?: string }
+  | { type: 'task_status'; namespace: string; task: AxMCPTask; eventId?: string }
   | { type: 'lifecycle'; namespace: string; state: AxMCPLifecycleState; error?: unknown }
   | { type: 'notification'; namespace: string; method: string; params: Record<string, unknown> | undefined };
 

@@ -24,6 +24,10 @@ export interface SendRequest extends AxMCPCallOptions {
   idempotent?: boolean;
   /** Attach a progress token (default true; off for `initialize` and `ping`). */
   progress?: boolean;
+  /** Told the HTTP status of the exchange, where there is one. */
+  onStatus?: (status: number) => void;
+  /** Do not re-initialize a lost session for this request (requests made while restoring one). */
+  noRecovery?: boolean;
 }
 
 interface Tracked {
@@ -93,6 +97,7 @@ export class InFlightRequests {
         signal: link.signal,
         ...(request.headers ? { headers: request.headers } : {}),
         ...(request.idempotent ? { idempotent: true } : {}),
+        ...(request.onStatus ? { onStatus: request.onStatus } : {}),
       });
       if (isErrorResponse(response)) throw rpcError(response.error);
       return response.result;

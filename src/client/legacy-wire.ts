@@ -7,6 +7,8 @@ import {
 import { LEGACY_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } from '../protocol/versions.js';
 import type { AxMCPTransport } from '../transport/types.js';
 import type { InFlightRequests, SendRequest } from './in-flight.js';
+import { LegacyTasks } from './tasks/legacy-tasks.js';
+import type { TaskDeps } from './tasks/protocol.js';
 import type { ServerIdentity, Wire } from './wire.js';
 
 export interface LegacyWireOptions {
@@ -18,6 +20,7 @@ export interface LegacyWireOptions {
   sessionRecovery: 'safe' | 'none';
   /** Runs after a lost session was re-initialized, before safe requests are retried. */
   onReinitialized: (identity: ServerIdentity) => Promise<void>;
+  taskDeps: Omit<TaskDeps, 'send'>;
 }
 
 /**
@@ -27,11 +30,13 @@ export interface LegacyWireOptions {
  */
 export class LegacyWire implements Wire {
   readonly era = 'legacy' as const;
+  readonly tasks: LegacyTasks;
   readonly #options: LegacyWireOptions;
   #recovering: Promise<ServerIdentity> | undefined;
 
   constructor(options: LegacyWireOptions) {
     this.#options = options;
+    this.tasks = new LegacyTasks({ ...options.taskDeps, send: (request) => this.request(request) });
   }
 
   async connect(signal?: AbortSignal): Promise<ServerIdentity> {
@@ -72,9 +77,16 @@ export class LegacyWire implements Wire {
     try {
       return await this.#options.requests.send(request);
     } catch (error) {
-      if (!(error instanceof AxMCPSessionExpiredError) || this.#options.sessionRecovery === 'none')
+      if (
+        !(error instanceof AxMCPSessionExpiredError) ||
+        this.#options.sessionRecovery === 'none' ||
+        request.noRecovery
+      ) {
         throw error;
-      await this.recover();
+      }
+      // Another caller may already have replaced the session this request was sent with.
+      const replaced = error.sessionId !== undefined && this.#options.transport.sessionId !== error.sessionId;
+      if (!replaced || this.#recovering) await this.recover();
       if (!request.idempotent) throw error;
       return await this.#options.requests.send(request);
     }

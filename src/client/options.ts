@@ -5,6 +5,7 @@ import type {
   AxMCPProgress,
   AxMCPToolAnnotations,
 } from '../protocol/messages.js';
+import type { AxMCPEraStore } from './era-store.js';
 import type { AxMCPServerRequestHandlers } from './server-requests.js';
 
 /** What `authorizeToolCall` is asked about. */
@@ -50,4 +51,16 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   closeTimeoutMs?: number;
   /** Errors nobody awaits (a throwing event listener, a failed background refresh). */
   onError?: (error: unknown) => void;
+  /** Warnings about what the server sent (a tool dropped for invalid header annotations). Default `console.warn`. */
+  onWarning?: (message: string) => void;
+  /** Where era verdicts are remembered, keyed by endpoint URL (default: process-wide memory). */
+  eraStore?: AxMCPEraStore;
+  /** How long a stdio `server/discover` probe may stay unanswered before the server counts as legacy (default 5 000). */
+  probeTimeoutMs?: number;
+  /** Rounds of `input_required` answered per request (default 5). */
+  maxInputRounds?: number;
+  /** Declare the 2026-07-28 Tasks extension (default true). */
+  tasksExtension?: boolean;
+  /** Cache `resources/read` results for their TTL, until `resources/updated` (2026-07-28; default false). */
+  readCache?: boolean;
 }

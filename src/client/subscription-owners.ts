@@ -2,7 +2,8 @@ import { AxMCPError } from '../protocol/errors.js';
 
 /** How ownership transitions reach the wire. */
 export interface SubscriptionWire {
-  subscribe(uri: string): Promise<void>;
+  /** `restoring` is true when the server lost its state and the URI is put back. */
+  subscribe(uri: string, restoring?: boolean): Promise<void>;
   unsubscribe(uri: string): Promise<void>;
 }
 
@@ -69,7 +70,7 @@ export class SubscriptionOwners {
         this.#serialize(uri, async () => {
           if (!this.#owners.has(uri)) return;
           try {
-            await this.#wire.subscribe(uri);
+            await this.#wire.subscribe(uri, true);
           } catch (error) {
             failures.push({ uri, error });
           }

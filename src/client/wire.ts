@@ -1,6 +1,7 @@
 import type { AxMCPImplementation, AxMCPServerCapabilities } from '../protocol/messages.js';
 import type { AxMCPEra } from '../protocol/versions.js';
 import type { SendRequest } from './in-flight.js';
+import type { TaskProtocol } from './tasks/protocol.js';
 
 /** What the server told us about itself when the wire connected. */
 export interface ServerIdentity {
@@ -16,6 +17,8 @@ export interface ServerIdentity {
  */
 export interface Wire {
   readonly era: AxMCPEra;
+  /** The era's task protocol. */
+  readonly tasks: TaskProtocol;
   /** Connects (the legacy handshake, or the modern discovery) and reports the server. */
   connect(signal?: AbortSignal): Promise<ServerIdentity>;
   /** Sends a request and resolves with its result. */

@@ -21,7 +21,10 @@ export type AxMCPErrorCode =
   | 'ssrf_blocked'
   | 'closed'
   | 'pagination'
-  | 'invalid_argument';
+  | 'invalid_argument'
+  | 'task_failed'
+  | 'task_cancelled'
+  | 'input_rounds_exhausted';
 
 /** Where an error happened, without secrets. */
 export interface AxMCPErrorContext {
@@ -65,7 +68,9 @@ export class AxMCPProtocolError extends AxMCPError {
     rpcCode: number,
     message: string,
     data?: unknown,
-    context: AxMCPErrorContext & { code?: 'protocol_error' | 'invalid_message' | 'unsafe_key' } = {},
+    context: AxMCPErrorContext & {
+      code?: 'protocol_error' | 'invalid_message' | 'unsafe_key' | 'task_failed' | 'input_rounds_exhausted';
+    } = {},
   ) {
     super(context.code ?? 'protocol_error', message, context);
     this.rpcCode = rpcCode;
@@ -111,8 +116,14 @@ export class AxMCPTransportError extends AxMCPError {
 
 /** The legacy session the server knew is gone (HTTP 404 on a live session). */
 export class AxMCPSessionExpiredError extends AxMCPTransportError {
-  constructor(message = 'The server no longer knows this MCP session', context: AxMCPErrorContext = {}) {
+  /** The session the server no longer knows (not a secret: servers put it in URLs and logs). */
+  readonly sessionId: string | undefined;
+  constructor(
+    message = 'The server no longer knows this MCP session',
+    context: AxMCPErrorContext & { sessionId?: string } = {},
+  ) {
     super('session_expired', message, context);
+    this.sessionId = context.sessionId;
   }
 }
 

@@ -33,6 +33,8 @@ export interface AxMCPSendOptions {
    * Transports retry transient failures only for such requests; never for `tools/call`.
    */
   idempotent?: boolean;
+  /** Told the HTTP status of the exchange (era classification reads it); other transports never call it. */
+  onStatus?: (status: number) => void;
 }
 
 /** One message of a standalone server → client stream. */
@@ -94,6 +96,9 @@ export interface AxMCPTransport {
 
   /** Tells the transport the negotiated protocol version (HTTP sends it as a header). */
   setProtocolVersion?(version: string | undefined): void;
+
+  /** The legacy session id currently held, if the binding has sessions. */
+  readonly sessionId?: string | undefined;
 
   /** Forgets the legacy session after the server lost it, so the next `initialize` starts fresh. */
   resetSession?(): void;

@@ -1,4 +1,8 @@
-import { type AxMCPAuthentication, applyAuthentication } from '../../auth/index.js';
+import {
+  type AxMCPAuthentication,
+  applyAuthentication,
+  authenticationSensitiveHeaders,
+} from '../../auth/index.js';
 import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
 import type { AxMCPSSRFOptions } from '../../net/ssrf.js';
 import { abortReason, delay, linkAbort } from '../../protocol/abort.js';
@@ -116,6 +120,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       maxRedirects: options.maxRedirects ?? 5,
     };
     if (options.fetch) guardOptions.fetch = options.fetch;
+    // A custom credential header (an API key under any name) must not follow a redirect to another origin.
+    guardOptions.sensitiveHeaders = authenticationSensitiveHeaders(options.authentication);
     this.#fetch = createGuardedFetch(guardOptions);
   }
 
@@ -163,6 +169,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }): Promise<AxMCPEventStream | null> {
     this.#assertOpen();
     const link = linkAbort(options.signal, this.#closing.signal);
+    const session = this.#sessionId;
     let response: Response;
     const opening = setTimeout(() => link.abort(this.#timeout('opening the event stream')), this.#timeoutMs);
     try {
@@ -182,7 +189,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     }
     if (!response.ok || !isEventStream(response)) {
       link.dispose();
-      throw await this.#statusError(response, 'GET event stream');
+      throw await this.#statusError(response, 'GET event stream', session);
     }
     const state: SSEStreamState = { lastEventId: options.lastEventId, retryMs: undefined };
     const body = response.body as ReadableStream<Uint8Array>;
@@ -243,9 +250,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   ): Promise<JSONRPCResponse> {
     this.#assertOpen();
     const link = linkAbort(options.signal, this.#closing.signal);
+    const session = this.#sessionId;
     try {
       const response = await this.#send('POST', body, this.#postHeaders(options), link.signal);
       this.#captureSession(response);
+      options.onStatus?.(response.status);
       if (response.status === 202) {
         await response.body?.cancel().catch(() => {});
         throw new AxMCPTransportError(
@@ -256,7 +265,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
           },
         );
       }
-      if (!response.ok) return await this.#inBandOrThrow(response, message);
+      if (!response.ok) return await this.#inBandOrThrow(response, message, session);
       if (isEventStream(response)) return await this.#awaitOnStream(response, message, link.signal);
       return this.#fromJSONBody(await readTextLimited(response, this.#maxBytes, link.signal), message);
     } catch (error) {
@@ -322,8 +331,9 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
         'last-event-id': state.lastEventId,
       };
       current = await this.#send('GET', undefined, headers, signal);
-      if (!current.ok || !isEventStream(current))
-        throw await this.#statusError(current, `resuming "${message.method}"`);
+      if (!current.ok || !isEventStream(current)) {
+        throw await this.#statusError(current, `resuming "${message.method}"`, this.#sessionId);
+      }
     }
   }
 
@@ -347,11 +357,17 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 
   /** A 4xx/5xx carrying a JSON-RPC error for this request is an answer, not a transport failure. */
-  async #inBandOrThrow(response: Response, request: JSONRPCRequest): Promise<JSONRPCResponse> {
-    const text = await readTextLimited(response, ERROR_BODY_BYTES).catch(() => '');
+  async #inBandOrThrow(
+    response: Response,
+    request: JSONRPCRequest,
+    session: string | undefined,
+  ): Promise<JSONRPCResponse> {
+    const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
+      () => '',
+    );
     const answer = parseErrorAnswer(text);
-    if (this.#sessionId !== undefined && sessionLost(response.status, answer, request)) {
-      throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint });
+    if (session !== undefined && sessionLost(response.status, answer)) {
+      throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
     }
     if (answer && 'error' in answer && (answer.id === request.id || answer.id === null)) {
       return { jsonrpc: '2.0', id: request.id, error: answer.error };
@@ -363,6 +379,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     this.#assertOpen();
     const link = linkAbort(options.signal, this.#closing.signal);
     const timer = setTimeout(() => link.abort(this.#timeout('sending a message')), this.#timeoutMs);
+    const session = this.#sessionId;
     try {
       const response = await this.#send(
         'POST',
@@ -375,9 +392,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
         await response.body?.cancel().catch(() => {});
         return;
       }
-      const text = await readTextLimited(response, ERROR_BODY_BYTES).catch(() => '');
-      if (this.#sessionId !== undefined && sessionLost(response.status, parseErrorAnswer(text), undefined)) {
-        throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint });
+      const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
+        () => '',
+      );
+      if (session !== undefined && sessionLost(response.status, parseErrorAnswer(text))) {
+        throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
       }
       throw this.#statusErrorFrom(response, text, 'a message');
     } catch (error) {
@@ -449,10 +468,12 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     return undefined;
   }
 
-  async #statusError(response: Response, what: string): Promise<AxMCPError> {
-    const text = await readTextLimited(response, ERROR_BODY_BYTES).catch(() => '');
-    if (this.#sessionId !== undefined && sessionLost(response.status, parseErrorAnswer(text), undefined)) {
-      return new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint });
+  async #statusError(response: Response, what: string, session: string | undefined): Promise<AxMCPError> {
+    const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
+      () => '',
+    );
+    if (session !== undefined && sessionLost(response.status, parseErrorAnswer(text))) {
+      return new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
     }
     return this.#statusErrorFrom(response, text, what);
   }
@@ -510,16 +531,12 @@ function parseErrorAnswer(text: string): JSONRPCResponse | undefined {
 }
 
 /**
- * A legacy server that lost the session answers 404 (the spec), or — some servers —
- * 400 with an id-less error about the session. A 404 carrying a JSON-RPC error for
- * this very request is a method-level answer instead (2026-07-28 unknown method).
+ * A legacy server that lost the session answers 404 (the specification), or — some
+ * servers — 400 with an id-less error about the session. Only meaningful while a
+ * session id is held: the stateless era has none, and its 404 means "unknown method".
  */
-function sessionLost(
-  status: number,
-  answer: JSONRPCResponse | undefined,
-  request: JSONRPCRequest | undefined,
-): boolean {
-  if (status === 404) return !(answer && request && answer.id === request.id);
+function sessionLost(status: number, answer: JSONRPCResponse | undefined): boolean {
+  if (status === 404) return true;
   if (status === 400 && answer && 'error' in answer && answer.id === null) {
     return /session/i.test(answer.error.message);
   }

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { AxMCPError } from '../index.js';
+import { CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
+import { runDemo } from './demo.js';
+import { inspect } from './inspect.js';
+
+const HELP = `ax-mcp — a live Model Context Protocol client
+
+Usage:
+  ax-mcp inspect <endpoint> [--json]          era, server, capabilities and catalog
+  ax-mcp call <endpoint> <tool> [--args JSON]  call a tool, print the raw result
+  ax-mcp demo                                  start the demo server and walk through it
+
+<endpoint> is an http(s) URL or stdio:<command> [args...].
+Common flags:
+  --era auto|legacy|modern   pin the protocol era (default auto)
+  --header "Name: value"     extra HTTP header (repeatable)
+  --bearer TOKEN             bearer token
+  --allow-localhost          allow plain HTTP to loopback: the only way to reach 127.0.0.1
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  switch (command) {
+    case 'inspect': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { ...CONNECT_OPTIONS, json: { type: 'boolean' } },
+      });
+      const endpoint = positionals[0];
+      if (!endpoint) throw new UsageError('inspect needs an endpoint');
+      const client = connect(endpoint, values as ConnectFlags);
+      try {
+        await inspect(client, values.json === true, out);
+      } finally {
+        await client.close();
+      }
+      return 0;
+    }
+    case 'call': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { ...CONNECT_OPTIONS, args: { type: 'string' } },
+      });
+      const [endpoint, tool] = positionals;
+      if (!endpoint || !tool) throw new UsageError('call needs an endpoint and a tool name');
+      let args: unknown = {};
+      if (values.args !== undefined) {
+        try {
+          args = JSON.parse(values.args);
+        } catch {
+          throw new UsageError('--args is not valid JSON');
+        }
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+          throw new UsageError('--args must be a JSON object');
+        }
+      }
+      const client = connect(endpoint, values as ConnectFlags);
+      try {
+        const result = await client.callTool(tool, args as Record<string, unknown>, {
+          onProgress: (p) =>
+            process.stderr.write(
+              `progress ${p.progress}${p.total ? `/${p.total}` : ''} ${p.message ?? ''}\n`,
+            ),
+        });
+        out(JSON.stringify(result, null, 2));
+        return result.isError ? 1 : 0;
+      } finally {
+        await client.close();
+      }
+    }
+    case 'demo':
+      return runDemo(out);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      out(HELP);
+      return command === undefined ? 1 : 0;
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (
+      error instanceof UsageError ||
+      (error instanceof Error && error.name === 'TypeError' && 'code' in error)
+    ) {
+      process.stderr.write(`ax-mcp: ${error.message}\n\n${HELP}`);
+      process.exitCode = 2;
+    } else if (error instanceof AxMCPError) {
+      process.stderr.write(`ax-mcp: ${error.message} [${error.code}]\n`);
+      process.exitCode = 1;
+    } else {
+      process.stderr.write(`ax-mcp: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,114 @@
+import { AxMCPError, AxMCPHTTPStatusError, AxMCPProtocolError, RPC } from '../protocol/errors.js';
+import type { AxMCPEra } from '../protocol/versions.js';
+import type { AxMCPTransport } from '../transport/types.js';
+import type { AxMCPEraStore, AxMCPEraVerdict } from './era-store.js';
+import type { LegacyWire } from './legacy-wire.js';
+import type { ModernWire } from './modern-wire.js';
+import type { ServerIdentity } from './wire.js';
+
+/** Recognised 2026-07-28 errors: an endpoint that answers with one speaks the modern era. */
+const MODERN_ERRORS = new Set<number>([RPC.headerMismatch, RPC.missingCapability, RPC.unsupportedVersion]);
+
+export interface EraConnectOptions {
+  transport: AxMCPTransport;
+  era: 'auto' | AxMCPEra;
+  store: AxMCPEraStore;
+  /** Deadline of the stdio probe; silence means legacy (default 5 000 ms). */
+  probeTimeoutMs: number;
+  legacy: () => LegacyWire;
+  modern: (cachedDiscover?: Record<string, unknown>) => ModernWire;
+  signal?: AbortSignal;
+}
+
+export type ConnectedWire = { wire: LegacyWire | ModernWire; identity: ServerIdentity };
+
+/**
+ * Chooses the era: pinned, remembered, or classified by probing with
+ * `server/discover` (mcp-wire §1.5), then remembers the verdict per endpoint URL.
+ * A remembered verdict that fails is forgotten and the endpoint classified again once.
+ */
+export async function connectWithEra(options: EraConnectOptions): Promise<ConnectedWire> {
+  const { transport, store } = options;
+  const key = transport.endpointKey;
+  if (options.era !== 'auto') {
+    const connected = await connectAs(options, options.era, undefined);
+    await remember(store, key, connected);
+    return connected;
+  }
+  const known = await store.get(key);
+  if (known) {
+    try {
+      return await connectAs(options, known.era, known.discover);
+    } catch (error) {
+      if (!(error instanceof AxMCPError) || error.code === 'aborted') throw error;
+      await store.delete?.(key);
+    }
+  }
+  const connected = await classify(options);
+  await remember(store, key, connected);
+  return connected;
+}
+
+async function connectAs(
+  options: EraConnectOptions,
+  era: AxMCPEra,
+  cachedDiscover: Record<string, unknown> | undefined,
+): Promise<ConnectedWire> {
+  const wire = era === 'modern' ? options.modern(cachedDiscover) : options.legacy();
+  return { wire, identity: await wire.connect(options.signal) };
+}
+
+async function classify(options: EraConnectOptions): Promise<ConnectedWire> {
+  const modern = options.modern();
+  let status: number | undefined;
+  const probe = new AbortController();
+  const onAbort = () => probe.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const stdio = options.transport.kind !== 'http';
+  const timer = stdio ? setTimeout(() => probe.abort(new ProbeTimeout()), options.probeTimeoutMs) : undefined;
+  try {
+    await modern.discover(probe.signal, (code) => {
+      status = code;
+    });
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    if (!looksLegacy(error, status, stdio, probe.signal.reason)) throw error;
+    const legacy = options.legacy();
+    return { wire: legacy, identity: await legacy.connect(options.signal) };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+  return { wire: modern, identity: await modern.connect(options.signal) };
+}
+
+class ProbeTimeout extends Error {}
+
+/** Reads a failed probe: which failures mean "this endpoint speaks the legacy era". */
+function looksLegacy(
+  error: unknown,
+  status: number | undefined,
+  stdio: boolean,
+  abortReason: unknown,
+): boolean {
+  if (abortReason instanceof ProbeTimeout) return stdio;
+  if (error instanceof AxMCPProtocolError) {
+    if (MODERN_ERRORS.has(error.rpcCode)) return false;
+    if (error.code !== 'protocol_error') return stdio;
+    if (error.rpcCode === RPC.methodNotFound && status === 404) return false;
+    return true;
+  }
+  if (error instanceof AxMCPHTTPStatusError) return error.status >= 400 && error.status < 500;
+  return false;
+}
+
+async function remember(store: AxMCPEraStore, key: string, connected: ConnectedWire): Promise<void> {
+  const verdict: AxMCPEraVerdict = {
+    era: connected.wire.era,
+    protocolVersion: connected.identity.protocolVersion,
+    decidedAt: Date.now(),
+  };
+  if (connected.wire.era === 'modern' && connected.wire.discoverResult)
+    verdict.discover = connected.wire.discoverResult;
+  await store.set(key, verdict);
+}

@@ -1,0 +1,262 @@
+import { AxMCPProtocolError, AxMCPUnsupportedError, RPC } from '../protocol/errors.js';
+import { isObject } from '../protocol/json.js';
+import { modernHeaders } from '../protocol/mcp-headers.js';
+import type {
+  AxMCPClientCapabilities,
+  AxMCPImplementation,
+  AxMCPLoggingLevel,
+  AxMCPServerCapabilities,
+} from '../protocol/messages.js';
+import { MODERN_PROTOCOL_VERSIONS } from '../protocol/versions.js';
+import type { AxMCPTransport } from '../transport/types.js';
+import type { InFlightRequests, SendRequest } from './in-flight.js';
+import { answerInputRequests, type InputFulfiller } from './input-requests.js';
+import { ModernTasks } from './tasks/modern-tasks.js';
+import type { TaskDeps } from './tasks/protocol.js';
+import type { ServerIdentity, Wire } from './wire.js';
+
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  logLevel: 'io.modelcontextprotocol/logLevel',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+} as const;
+
+/** Methods whose results may ask for input (multi round-trip requests). */
+const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+export interface ModernWireOptions {
+  transport: AxMCPTransport;
+  requests: InFlightRequests;
+  clientInfo: AxMCPImplementation;
+  capabilities: () => AxMCPClientCapabilities;
+  logLevel: () => AxMCPLoggingLevel | undefined;
+  /** Answers input requests with the client's handlers. */
+  fulfil: InputFulfiller;
+  namespace: string;
+  maxInputRounds: number;
+  /** `Mcp-Param-*` headers of a tool call, from the tool's `x-mcp-header` annotations. */
+  paramHeaders: (tool: string, args: unknown) => Record<string, string> | undefined;
+  /** The server rejected our headers (`-32020`): refresh the tool list. */
+  onHeaderMismatch: () => Promise<void>;
+  /** A cached discovery to start from instead of asking the server. */
+  cachedDiscover?: Record<string, unknown>;
+  taskDeps: Omit<TaskDeps, 'send'>;
+}
+
+/** The shape of a `server/discover` result this client relies on. */
+export function parseDiscover(result: Record<string, unknown>): {
+  supportedVersions: string[];
+  capabilities: AxMCPServerCapabilities;
+  serverInfo: AxMCPImplementation | undefined;
+  instructions: string | undefined;
+} {
+  const versions = result.supportedVersions;
+  if (
+    !Array.isArray(versions) ||
+    !versions.every((v) => typeof v === 'string') ||
+    !isObject(result.capabilities)
+  ) {
+    throw new AxMCPProtocolError(
+      RPC.invalidParams,
+      'Server sent an invalid server/discover result',
+      undefined,
+      {
+        code: 'invalid_message',
+      },
+    );
+  }
+  const meta = isObject(result._meta) ? result._meta : {};
+  const info = meta[META.serverInfo];
+  return {
+    supportedVersions: versions as string[],
+    capabilities: result.capabilities as AxMCPServerCapabilities,
+    serverInfo: isObject(info) && typeof info.name === 'string' ? (info as AxMCPImplementation) : undefined,
+    instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
+  };
+}
+
+/**
+ * The stateless 2026-07-28 wire: no handshake; every request carries the protocol
+ * version, client capabilities and client info in `_meta` and the `Mcp-*` headers;
+ * results carry a `resultType`, and `input_required` is answered and retried here.
+ */
+export class ModernWire implements Wire {
+  readonly era = 'modern' as const;
+  readonly tasks: ModernTasks;
+  readonly #options: ModernWireOptions;
+  #version: string = MODERN_PROTOCOL_VERSIONS[0] as string;
+  #discover: Record<string, unknown> | undefined;
+
+  constructor(options: ModernWireOptions) {
+    this.#options = options;
+    this.#discover = options.cachedDiscover;
+    this.tasks = new ModernTasks({ ...options.taskDeps, send: (request) => this.request(request) });
+  }
+
+  get protocolVersion(): string {
+    return this.#version;
+  }
+
+  /** The last `server/discover` result. */
+  get discoverResult(): Record<string, unknown> | undefined {
+    return this.#discover;
+  }
+
+  async connect(signal?: AbortSignal): Promise<ServerIdentity> {
+    await this.#options.transport.start?.(signal);
+    this.#options.transport.setProtocolVersion?.(undefined);
+    const result = this.#discover ?? (await this.discover(signal));
+    const parsed = parseDiscover(result);
+    const mutual = MODERN_PROTOCOL_VERSIONS.find((version) => parsed.supportedVersions.includes(version));
+    if (!mutual) {
+      throw new AxMCPUnsupportedError(
+        `Server speaks ${parsed.supportedVersions.join(', ').slice(0, 200)}; this client speaks ${MODERN_PROTOCOL_VERSIONS.join(', ')}`,
+        { endpoint: this.#options.transport.endpoint },
+      );
+    }
+    this.#version = mutual;
+    return {
+      protocolVersion: mutual,
+      serverInfo: parsed.serverInfo,
+      capabilities: parsed.capabilities,
+      instructions: parsed.instructions,
+    };
+  }
+
+  /** Asks the server to describe itself (`server/discover`). */
+  async discover(
+    signal?: AbortSignal,
+    onStatus?: (status: number) => void,
+  ): Promise<Record<string, unknown>> {
+    const result = await this.#sendNegotiating({
+      method: 'server/discover',
+      idempotent: true,
+      progress: false,
+      ...(signal ? { signal } : {}),
+      ...(onStatus ? { onStatus } : {}),
+    });
+    parseDiscover(result);
+    this.#discover = result;
+    return result;
+  }
+
+  async request(request: SendRequest): Promise<Record<string, unknown>> {
+    let result = await this.#sendRetryingHeaders(request);
+    const rounds = this.#options.maxInputRounds;
+    for (let round = 1; resultTypeOf(result) === 'input_required'; round++) {
+      if (!INPUT_METHODS.has(request.method)) {
+        throw invalidResult(`"${request.method}" cannot ask for input`);
+      }
+      if (round > rounds) {
+        throw new AxMCPProtocolError(
+          RPC.internalError,
+          `"${request.method}" still asked for input after ${rounds} rounds (maxInputRounds)`,
+          undefined,
+          { code: 'input_rounds_exhausted' },
+        );
+      }
+      const retryParams: Record<string, unknown> = { ...request.params };
+      if (result.inputRequests === undefined && result.requestState === undefined) {
+        throw invalidResult('input_required without inputRequests or requestState');
+      }
+      if (result.inputRequests !== undefined) {
+        retryParams.inputResponses = await answerInputRequests(result.inputRequests, this.#options.fulfil, {
+          namespace: this.#options.namespace,
+          signal: request.signal ?? new AbortController().signal,
+        });
+      }
+      if (result.requestState !== undefined) {
+        if (typeof result.requestState !== 'string') throw invalidResult('requestState must be a string');
+        retryParams.requestState = result.requestState;
+      }
+      result = await this.#sendRetryingHeaders({ ...request, params: retryParams });
+    }
+    const type = resultTypeOf(result);
+    if (type !== 'complete' && type !== 'task')
+      throw invalidResult(`unknown resultType "${String(type).slice(0, 40)}"`);
+    return result;
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    await this.#options.transport.notify(
+      params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method },
+    );
+  }
+
+  cancel(requestId: string | number, reason: string): void {
+    // Over HTTP, closing the request's stream is the cancellation; elsewhere say it.
+    if (this.#options.transport.kind === 'http') return;
+    this.notify('notifications/cancelled', { requestId, reason }).catch(() => {});
+  }
+
+  async end(): Promise<void> {
+    // Stateless: nothing lives on the server.
+  }
+
+  /** `-32020` on a tool call means our `Mcp-Param-*` view of the tool is stale: refresh once and retry. */
+  async #sendRetryingHeaders(request: SendRequest): Promise<Record<string, unknown>> {
+    try {
+      return await this.#sendNegotiating(request);
+    } catch (error) {
+      if (
+        !(error instanceof AxMCPProtocolError) ||
+        error.rpcCode !== RPC.headerMismatch ||
+        request.method !== 'tools/call'
+      ) {
+        throw error;
+      }
+      await this.#options.onHeaderMismatch();
+      return await this.#sendNegotiating(request);
+    }
+  }
+
+  /** `-32022` names the versions the server speaks: retry once with a mutual one. */
+  async #sendNegotiating(request: SendRequest): Promise<Record<string, unknown>> {
+    try {
+      return await this.#send(request);
+    } catch (error) {
+      if (!(error instanceof AxMCPProtocolError) || error.rpcCode !== RPC.unsupportedVersion) throw error;
+      const supported =
+        isObject(error.data) && Array.isArray(error.data.supported) ? error.data.supported : [];
+      const mutual = MODERN_PROTOCOL_VERSIONS.find(
+        (version) => version !== this.#version && supported.includes(version),
+      );
+      if (!mutual) throw error;
+      this.#version = mutual;
+      return await this.#send(request);
+    }
+  }
+
+  #send(request: SendRequest): Promise<Record<string, unknown>> {
+    const params: Record<string, unknown> = { ...request.params };
+    const meta: Record<string, unknown> = {
+      ...(params._meta as Record<string, unknown> | undefined),
+      [META.protocolVersion]: this.#version,
+      [META.clientCapabilities]: this.#options.capabilities(),
+      [META.clientInfo]: this.#options.clientInfo,
+    };
+    const level = this.#options.logLevel();
+    if (level) meta[META.logLevel] = level;
+    params._meta = meta;
+    const headers: Record<string, string> = { ...modernHeaders(request.method, params, this.#version) };
+    if (request.method === 'tools/call' && typeof params.name === 'string') {
+      Object.assign(headers, this.#options.paramHeaders(params.name, params.arguments));
+    }
+    if (request.headers) Object.assign(headers, request.headers);
+    return this.#options.requests.send({ ...request, params, headers });
+  }
+}
+
+/** A missing `resultType` (a pre-2026 server) means `complete`. */
+export function resultTypeOf(result: Record<string, unknown>): unknown {
+  return result.resultType ?? 'complete';
+}
+
+function invalidResult(reason: string): AxMCPProtocolError {
+  return new AxMCPProtocolError(RPC.invalidParams, `Server sent an invalid result: ${reason}`, undefined, {
+    code: 'invalid_message',
+  });
+}

@@ -1,0 +1,48 @@
+import { isObject } from '../protocol/json.js';
+import { paramHeaderValues, type ToolParamHeader, toolParamHeaders } from '../protocol/mcp-headers.js';
+import type { AxMCPTool } from '../protocol/messages.js';
+
+/** The 2026-07-28 Tasks extension identifier. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * `Mcp-Param-*` headers per tool, derived once per catalog revision from the tools'
+ * `x-mcp-header` annotations. Tools whose annotations are invalid are dropped, as the
+ * specification requires, with one warning per revision.
+ */
+export class ToolHeaderIndex {
+  #byTool = new Map<string, readonly ToolParamHeader[]>();
+  readonly #warn: (message: string) => void;
+
+  constructor(warn: (message: string) => void) {
+    this.#warn = warn;
+  }
+
+  /** Returns the tools a modern client may call; indexes their headers. */
+  admit(tools: AxMCPTool[], revision: number, namespace: string): AxMCPTool[] {
+    const index = new Map<string, readonly ToolParamHeader[]>();
+    const dropped: string[] = [];
+    const admitted = tools.filter((tool) => {
+      const derived = toolParamHeaders(tool.inputSchema);
+      if (!derived.ok) {
+        dropped.push(`${tool.name} (${derived.reason})`);
+        return false;
+      }
+      if (derived.headers.length > 0) index.set(tool.name, derived.headers);
+      return true;
+    });
+    this.#byTool = index;
+    if (dropped.length > 0) {
+      this.#warn(
+        `[ax-mcp ${namespace}] catalog revision ${revision}: dropped ${dropped.length} tool(s) with invalid x-mcp-header annotations: ${dropped.join('; ')}`,
+      );
+    }
+    return admitted;
+  }
+
+  valuesFor(tool: string, args: unknown): Record<string, string> | undefined {
+    const headers = this.#byTool.get(tool);
+    if (!headers) return undefined;
+    return paramHeaderValues(headers, isObject(args) ? args : undefined);
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * ax-mcp/node: what needs Node — the stdio transport, the DNS-checked keep-alive
+ * fetch, durable stores.
+ */
+export { type AxMCPNodeFetch, type AxMCPNodeFetchOptions, createNodeFetch } from './node/node-fetch.js';
+export {
+  AxMCPProcessExitError,
+  AxMCPStdioTransport,
+  type AxMCPStdioTransportOptions,
+} from './node/stdio-transport.js';
