@@ -1,0 +1,143 @@
+/**
+ * Typed errors of the event runtime. Every failure the runtime reports is an
+ * {@link AxEventError} with a stable string `code`; match on the code, not on messages.
+ */
+
+/** Stable error codes of the event runtime. */
+export type AxEventErrorCode =
+  | 'invalid_event'
+  | 'event_too_large'
+  | 'invalid_input'
+  | 'unsafe_path'
+  | 'invalid_config'
+  | 'backpressure'
+  | 'continuation_not_found'
+  | 'continuation_conflict'
+  | 'outcome_unknown'
+  | 'lease_lost'
+  | 'durability_required'
+  | 'target_not_found'
+  | 'not_found'
+  | 'invalid_state'
+  | 'closed'
+  | 'aborted'
+  | 'store_error';
+
+/** Extra context carried by an event error. */
+export interface AxEventErrorContext {
+  cause?: unknown;
+  /** The delivery or run the error belongs to, when known. */
+  deliveryId?: string;
+  routeId?: string;
+  targetId?: string;
+}
+
+/** The base class of every error the event runtime throws. */
+export class AxEventError extends Error {
+  /** The stable code. */
+  readonly code: AxEventErrorCode;
+  deliveryId?: string;
+  routeId?: string;
+  targetId?: string;
+
+  constructor(code: AxEventErrorCode, message: string, context: AxEventErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.name = new.target.name;
+    this.code = code;
+    if (context.deliveryId !== undefined) this.deliveryId = context.deliveryId;
+    if (context.routeId !== undefined) this.routeId = context.routeId;
+    if (context.targetId !== undefined) this.targetId = context.targetId;
+  }
+}
+
+/**
+ * An event, an input plan or a path that cannot be used: a malformed envelope
+ * (`invalid_event`), an oversized one (`event_too_large`), input that does not fit the
+ * target's declared fields (`invalid_input`) or an unsafe path segment (`unsafe_path`).
+ * Never retried: a delivery that meets it is dead-lettered before its target is invoked.
+ */
+export class AxEventInputError extends AxEventError {
+  constructor(
+    code: 'invalid_event' | 'event_too_large' | 'invalid_input' | 'unsafe_path',
+    message: string,
+    context: AxEventErrorContext = {},
+  ) {
+    super(code, message, context);
+  }
+}
+
+/** A route, target, source or runtime option that cannot work as written. */
+export class AxEventConfigError extends AxEventError {
+  constructor(message: string, context: AxEventErrorContext = {}) {
+    super('invalid_config', message, context);
+  }
+}
+
+/** `publish` waited `publishTimeoutMs` for room in a full store and gave up. */
+export class AxEventBackpressureError extends AxEventError {
+  /** How long publish waited, in milliseconds. */
+  readonly waitedMs: number;
+  constructor(waitedMs: number, reason: string) {
+    super('backpressure', `The event store stayed full for ${waitedMs} ms (${reason})`);
+    this.waitedMs = waitedMs;
+  }
+}
+
+/** A resume found no live continuation for its correlation in the event's identity scope. */
+export class AxEventContinuationNotFoundError extends AxEventError {
+  readonly kind: string;
+  constructor(kind: string, context: AxEventErrorContext = {}) {
+    super(
+      'continuation_not_found',
+      `No live continuation of kind "${kind}" in this identity scope (missing, expired, or owned by another scope)`,
+      context,
+    );
+    this.kind = kind;
+  }
+}
+
+/**
+ * Whether a side effect happened is unknown. A target may throw this itself; the runtime
+ * also records it for any failure after invocation on a target that is not `idempotent`.
+ * A run in this state is never replayed automatically.
+ */
+export class AxEventOutcomeUnknownError extends AxEventError {
+  constructor(message = 'The outcome of the invocation is unknown', context: AxEventErrorContext = {}) {
+    super('outcome_unknown', message, context);
+  }
+}
+
+/** The worker no longer holds the lease of a delivery (its fencing token is stale). */
+export class AxEventLeaseLostError extends AxEventError {
+  constructor(deliveryId: string) {
+    super('lease_lost', `The lease on delivery ${deliveryId} was lost`, { deliveryId });
+  }
+}
+
+/** The runtime or the store has been closed. */
+export class AxEventClosedError extends AxEventError {
+  constructor(what = 'event runtime') {
+    super('closed', `The ${what} is closed`);
+  }
+}
+
+/** The plain, serializable shape of an error kept in run records and dead letters. */
+export interface AxEventErrorInfo {
+  /** The stable code for event errors, otherwise the error's own `code` if it is a string, else `error`. */
+  code: string;
+  name: string;
+  message: string;
+}
+
+/** Turn anything thrown into the serializable {@link AxEventErrorInfo}. */
+export function toEventErrorInfo(error: unknown): AxEventErrorInfo {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return {
+      code: typeof code === 'string' ? code : 'error',
+      name: error.name,
+      message: error.message.slice(0, 4000),
+    };
+  }
+  return { code: 'error', name: 'Error', message: String(error).slice(0, 4000) };
+}

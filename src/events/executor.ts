@@ -1,0 +1,462 @@
+/**
+ * Runs one claimed delivery to a recorded outcome: input mapping, continuations,
+ * invocation, output persistence, retries, dead letters, sink writes. Internal.
+ */
+
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+import type { AxEventClock } from './clock.js';
+import { identityScope } from './envelope.js';
+import {
+  AxEventContinuationNotFoundError,
+  AxEventError,
+  AxEventInputError,
+  AxEventLeaseLostError,
+  AxEventOutcomeUnknownError,
+  toEventErrorInfo,
+} from './errors.js';
+import {
+  type AxEventInputField,
+  applyInputPlan,
+  eventInput,
+  indexInputFields,
+  validateInput,
+} from './input.js';
+import { assertPlainJson, cloneJson, toPersistableJson } from './json.js';
+import { abortCode, LeaseKeeper } from './lease.js';
+import { eventPath, resolveKeyPath } from './path.js';
+import { type AxEventRetryPolicy, retryDelayMs } from './retry.js';
+import type { AxEventRouteDefinition } from './route.js';
+import { routeTargetId } from './routing.js';
+import { type AxEventStateStore, stateKey } from './state.js';
+import type {
+  AxEventClaim,
+  AxEventContinuation,
+  AxEventDeadLetterReason,
+  AxEventDelivery,
+  AxEventRunStatus,
+  AxEventStoredEvent,
+  AxEventTransition,
+  EventStore,
+} from './store.js';
+import type {
+  AxEventContext,
+  AxEventContinuationRequest,
+  AxEventHandlerContext,
+  AxEventTargetDefinition,
+} from './target.js';
+
+/** What the executor needs from the runtime. */
+export interface ExecutorDeps {
+  store: EventStore;
+  clock: AxEventClock;
+  routes: ReadonlyMap<string, AxEventRouteDefinition>;
+  targets: ReadonlyMap<string, AxEventTargetDefinition>;
+  stateStore: AxEventStateStore;
+  retry: AxEventRetryPolicy;
+  random: () => number;
+  leaseMs: number;
+  onError: (error: unknown, deliveryId: string) => void;
+}
+
+type Tx = Omit<AxEventTransition, 'deliveryId' | 'fencingToken' | 'now'>;
+
+const tracer = trace.getTracer('ax-mcp');
+const defaultPlan = eventInput().project(eventPath.data());
+const fieldIndexes = new WeakMap<AxEventTargetDefinition, Map<string, AxEventInputField> | undefined>();
+
+function fieldsOf(target: AxEventTargetDefinition): Map<string, AxEventInputField> | undefined {
+  if (!fieldIndexes.has(target)) {
+    fieldIndexes.set(target, target.inputFields ? indexInputFields(target.inputFields) : undefined);
+  }
+  return fieldIndexes.get(target);
+}
+
+/** Executes claims. One instance per runtime. */
+export class Executor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** Run a claim to completion; `controllers` lets the runtime abort it (cancel, close). */
+  async execute(claim: AxEventClaim, register: (controller: AbortController) => () => void): Promise<void> {
+    const d = claim.delivery;
+    const lease = new LeaseKeeper(
+      this.deps.store,
+      this.deps.clock,
+      d.id,
+      d.fencingToken,
+      this.deps.leaseMs,
+      (e) => this.deps.onError(e, d.id),
+    );
+    const unregister = register(lease.controller);
+    lease.start();
+    const attributes = {
+      'ax.event.delivery_id': d.id,
+      'ax.event.route_id': d.routeId,
+      'ax.event.action': d.action,
+      'ax.event.attempt': d.attempt,
+      'ax.event.kind': d.kind,
+    };
+    await tracer.startActiveSpan('ax.event.delivery', { attributes }, async (span) => {
+      try {
+        const status = d.kind === 'sink' ? await this.#sink(claim, lease) : await this.#event(claim, lease);
+        span.setAttribute('ax.event.status', status ?? 'lease_lost');
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: toEventErrorInfo(error).code });
+        this.deps.onError(error, d.id);
+      } finally {
+        span.end();
+        unregister();
+        await lease.stop();
+      }
+    });
+  }
+
+  #tx(d: AxEventDelivery) {
+    return (patch: Tx) =>
+      this.deps.store.transition({
+        ...patch,
+        deliveryId: d.id,
+        fencingToken: d.fencingToken,
+        now: this.deps.clock.now(),
+      });
+  }
+
+  async #deadLetter(
+    d: AxEventDelivery,
+    reason: AxEventDeadLetterReason,
+    error: unknown,
+    status?: AxEventRunStatus,
+  ) {
+    const ok = await this.#tx(d)({
+      status: status ?? (reason === 'outcome_unknown' ? 'outcome_unknown' : 'dead_lettered'),
+      error: toEventErrorInfo(error),
+      deadLetter: { id: `dl_${crypto.randomUUID()}`, reason },
+    });
+    return ok ? (status ?? (reason === 'outcome_unknown' ? 'outcome_unknown' : 'dead_lettered')) : null;
+  }
+
+  async #event(claim: AxEventClaim, lease: LeaseKeeper): Promise<AxEventRunStatus | null> {
+    const d = claim.delivery;
+    const event = claim.event;
+    const route = this.deps.routes.get(d.routeId);
+    const tx = this.#tx(d);
+    if (d.cancelRequested) return (await tx({ status: 'cancelled' })) ? 'cancelled' : null;
+    if (!event)
+      return this.#deadLetter(d, 'non_retryable', new AxEventError('not_found', 'The event is gone'));
+    if (!route) {
+      const error = new AxEventError(
+        'target_not_found',
+        `Route ${d.routeId} is not registered in this runtime`,
+      );
+      return this.#deadLetter(d, 'target_not_found', error);
+    }
+    const invokes = d.action === 'wake' || d.action === 'resume';
+    if (claim.recovered && claim.previousStatus === 'running') {
+      const target = d.targetId ? this.deps.targets.get(d.targetId) : undefined;
+      if (invokes && target?.retrySafety !== 'idempotent') {
+        const error = new AxEventOutcomeUnknownError('The lease expired while the target was running');
+        return this.#deadLetter(d, 'outcome_unknown', error);
+      }
+    }
+    if (d.planError) {
+      const reason = d.planError.code === 'continuation_not_found' ? 'continuation_not_found' : 'input_error';
+      const ok = await tx({
+        status: 'dead_lettered',
+        error: d.planError,
+        deadLetter: { id: `dl_${crypto.randomUUID()}`, reason },
+      });
+      return ok ? 'dead_lettered' : null;
+    }
+    const scope = identityScope(event.ingress.identity);
+    const base: AxEventHandlerContext = {
+      runId: d.runId,
+      deliveryId: d.id,
+      routeId: d.routeId,
+      action: d.action,
+      instanceKey: d.instanceKey,
+      event: event.ingress.event,
+      ingress: event.ingress,
+      identity: event.ingress.identity,
+      trust: event.ingress.trust,
+      identityScope: scope,
+      attempt: d.attempt,
+      idempotencyKey: d.id,
+      fencingToken: d.fencingToken,
+      abortSignal: lease.controller.signal,
+    };
+    if (!invokes) {
+      if (!(await tx({ status: 'running', startedAt: this.deps.clock.now() }))) return null;
+      const handler = d.action === 'observe' ? route.observe : route.invalidate;
+      try {
+        await handler?.(event.ingress, base);
+      } catch (error) {
+        return this.#failure(d, error, lease, true, this.deps.retry.maxAttempts);
+      }
+      return (await tx({ status: 'succeeded', error: null })) ? 'succeeded' : null;
+    }
+    return this.#invoke(claim, event, route, base, lease);
+  }
+
+  async #invoke(
+    claim: AxEventClaim,
+    event: AxEventStoredEvent,
+    route: AxEventRouteDefinition,
+    base: AxEventHandlerContext,
+    lease: LeaseKeeper,
+  ): Promise<AxEventRunStatus | null> {
+    const d = claim.delivery;
+    const tx = this.#tx(d);
+    const now = this.deps.clock.now();
+    let continuation: AxEventContinuation | null = null;
+    let targetId = d.targetId;
+    let instanceKey = d.instanceKey;
+    if (d.action === 'resume') {
+      const c = d.correlation;
+      continuation = c
+        ? await this.deps.store.findContinuation({ scope: base.identityScope, ...c, now })
+        : null;
+      const only = routeTargetId(route);
+      if (!continuation || (only !== null && continuation.targetId !== only)) {
+        const error = new AxEventContinuationNotFoundError(c?.kind ?? '(none)', {
+          deliveryId: d.id,
+          routeId: d.routeId,
+        });
+        return this.#deadLetter(d, 'continuation_not_found', error);
+      }
+      targetId = continuation.targetId;
+      instanceKey = continuation.instanceKey;
+    }
+    const target = targetId ? this.deps.targets.get(targetId) : undefined;
+    if (!target) {
+      const error = new AxEventError('target_not_found', `Target ${targetId} is not registered`, {
+        deliveryId: d.id,
+      });
+      return this.#deadLetter(d, 'target_not_found', error);
+    }
+    const maxAttempts = target.maxAttempts ?? this.deps.retry.maxAttempts;
+    const idempotent = target.retrySafety === 'idempotent';
+    if (d.attempt > maxAttempts) {
+      const error = new AxEventError('invalid_state', `Gave up after ${maxAttempts} attempts`, {
+        deliveryId: d.id,
+      });
+      return this.#deadLetter(d, 'max_attempts', error);
+    }
+    const view = { ingress: event.ingress, continuationMetadata: continuation?.metadata ?? undefined };
+    let input: Record<string, unknown>;
+    let waits: AxEventContinuation[] = [];
+    try {
+      input = await this.#mapInput(target, d, instanceKey, continuation, view);
+      if (d.action === 'wake') {
+        waits = (target.waitFor ?? []).map((w) => {
+          const value = resolveKeyPath(w.path, view);
+          if (value === undefined) {
+            throw new AxEventInputError(
+              'invalid_input',
+              `waitFor(${w.kind}): ${w.path.text} did not resolve`,
+            );
+          }
+          return this.#continuation(d, target.id, instanceKey, base.identityScope, w.kind, value, {
+            expiresInMs: w.expiresInMs,
+            metadata: w.metadata,
+          });
+        });
+      }
+    } catch (error) {
+      return this.#deadLetter(d, 'input_error', error);
+    }
+    if (waits.length > 0) {
+      try {
+        const put = { deliveryId: d.id, fencingToken: d.fencingToken, now, continuations: waits };
+        if (!(await this.deps.store.putContinuations(put))) return null;
+      } catch (error) {
+        if (error instanceof AxEventError && error.code === 'continuation_conflict') {
+          return this.#deadLetter(d, 'non_retryable', error);
+        }
+        throw error;
+      }
+    }
+    if (
+      !(await tx({ status: 'running', startedAt: this.deps.clock.now(), targetId: target.id, instanceKey }))
+    ) {
+      return null;
+    }
+    let registered = waits.length;
+    const context: AxEventContext = {
+      ...base,
+      instanceKey,
+      targetId: target.id,
+      continuation,
+      state: {
+        load: () => this.deps.stateStore.load(stateKey(target.id, base.identityScope, instanceKey)),
+        save: (s) => this.deps.stateStore.save(stateKey(target.id, base.identityScope, instanceKey), s),
+      },
+      registerContinuation: async (request: AxEventContinuationRequest) => {
+        const list = Array.isArray(request.correlation) ? request.correlation : [request.correlation];
+        const made = list.map((c: { kind: string; value: string }) =>
+          this.#continuation(d, target.id, instanceKey, base.identityScope, c.kind, c.value, request),
+        );
+        const put = {
+          deliveryId: d.id,
+          fencingToken: d.fencingToken,
+          now: this.deps.clock.now(),
+          continuations: made,
+        };
+        if (!(await this.deps.store.putContinuations(put))) throw new AxEventLeaseLostError(d.id);
+        registered += made.length;
+        return made;
+      },
+    };
+    let raw: unknown;
+    let invoked = false;
+    try {
+      // Never start a target whose run was already aborted (closing, cancelled, lease lost).
+      lease.controller.signal.throwIfAborted();
+      invoked = true;
+      raw = await target.invoke(input, context);
+    } catch (error) {
+      return this.#failure(d, error, lease, idempotent || !invoked, maxAttempts);
+    }
+    if (abortCode(lease.controller.signal) === 'lease_lost') return null;
+    let output: ReturnType<typeof toPersistableJson>['value'];
+    try {
+      output = toPersistableJson(raw).value;
+    } catch (cause) {
+      const error = new AxEventOutcomeUnknownError('The target ran but its output could not be saved', {
+        cause,
+      });
+      return this.#deadLetter(d, 'outcome_unknown', error);
+    }
+    const status: AxEventRunStatus = registered > 0 ? 'waiting_event' : 'succeeded';
+    const patch: Tx = { status, output, error: null };
+    if (target.sinks?.length) {
+      patch.sinks = target.sinks.map((s) => ({ id: `dlv_${crypto.randomUUID()}`, sinkId: s.id }));
+    }
+    if (continuation) patch.consumeContinuationId = continuation.id;
+    return (await tx(patch)) ? status : null;
+  }
+
+  async #mapInput(
+    target: AxEventTargetDefinition,
+    d: AxEventDelivery,
+    instanceKey: string,
+    continuation: AxEventContinuation | null,
+    view: Parameters<typeof applyInputPlan>[1],
+  ): Promise<Record<string, unknown>> {
+    const fields = fieldsOf(target);
+    if (target.mapInput) {
+      const mapped = await target.mapInput(view.ingress, { action: d.action, instanceKey, continuation });
+      if (mapped === null || typeof mapped !== 'object' || Array.isArray(mapped)) {
+        throw new AxEventInputError('invalid_input', `Target ${target.id}: mapInput must return an object`);
+      }
+      assertPlainJson(mapped, 'mapInput result');
+      return validateInput(mapped as Record<string, unknown>, fields, { dropUnknown: true });
+    }
+    const plan = (d.action === 'wake' ? target.wakeInput : target.resumeInput) ?? target.input ?? defaultPlan;
+    return applyInputPlan(plan, view, fields);
+  }
+
+  #continuation(
+    d: AxEventDelivery,
+    targetId: string,
+    instanceKey: string,
+    scope: string,
+    kind: string,
+    value: string,
+    options: { expiresAt?: number; expiresInMs?: number; metadata?: unknown },
+  ): AxEventContinuation {
+    if (typeof kind !== 'string' || kind.length === 0 || typeof value !== 'string' || value.length === 0) {
+      throw new AxEventInputError('invalid_input', 'A continuation needs a non-empty kind and value');
+    }
+    if (options.metadata !== undefined) assertPlainJson(options.metadata, 'continuation metadata');
+    const now = this.deps.clock.now();
+    const expiresAt =
+      options.expiresAt ??
+      (options.expiresInMs === undefined ? null : now + Math.max(0, options.expiresInMs));
+    return {
+      id: `cont_${crypto.randomUUID()}`,
+      scope,
+      kind,
+      value,
+      targetId,
+      instanceKey,
+      runId: d.runId,
+      deliveryId: d.id,
+      expiresAt,
+      metadata: options.metadata === undefined ? null : cloneJson(options.metadata as never),
+      createdAt: now,
+    };
+  }
+
+  /** Decide what a failure means: cancel, hand back, unknown outcome, retry, or dead letter. */
+  async #failure(
+    d: AxEventDelivery,
+    error: unknown,
+    lease: LeaseKeeper,
+    idempotent: boolean,
+    maxAttempts: number,
+  ): Promise<AxEventRunStatus | null> {
+    const tx = this.#tx(d);
+    const aborted = abortCode(lease.controller.signal);
+    if (aborted === 'lease_lost') return null;
+    if (aborted === 'aborted')
+      return (await tx({ status: 'cancelled', error: toEventErrorInfo(error) })) ? 'cancelled' : null;
+    if (aborted === 'closed' && idempotent) {
+      return (await tx({ status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() }))
+        ? 'queued'
+        : null;
+    }
+    if (!idempotent || (error instanceof AxEventError && error.code === 'outcome_unknown')) {
+      const wrapped =
+        error instanceof AxEventOutcomeUnknownError
+          ? error
+          : new AxEventOutcomeUnknownError(
+              `A target that is not idempotent failed: ${toEventErrorInfo(error).message}`,
+              {
+                cause: error,
+              },
+            );
+      return this.#deadLetter(d, 'outcome_unknown', wrapped);
+    }
+    if (error instanceof AxEventInputError) return this.#deadLetter(d, 'non_retryable', error);
+    if (d.attempt >= maxAttempts) return this.#deadLetter(d, 'max_attempts', error);
+    const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
+    return (await tx({ status: 'failed', dueAt, error: toEventErrorInfo(error) })) ? 'failed' : null;
+  }
+
+  async #sink(claim: AxEventClaim, lease: LeaseKeeper): Promise<AxEventRunStatus | null> {
+    const d = claim.delivery;
+    const tx = this.#tx(d);
+    const run = await this.deps.store.getRun(d.runId);
+    const target = run?.targetId ? this.deps.targets.get(run.targetId) : undefined;
+    const sink = target?.sinks?.find((s) => s.id === d.sinkId);
+    if (!run || !sink) {
+      const error = new AxEventError(
+        'target_not_found',
+        `Sink ${d.sinkId} of run ${d.runId} is not registered`,
+      );
+      return this.#deadLetter(d, 'sink_failed', error);
+    }
+    if (!(await tx({ status: 'running', startedAt: this.deps.clock.now() }))) return null;
+    try {
+      await sink.write(cloneJson(run.output), {
+        run,
+        sinkId: sink.id,
+        idempotencyKey: `${run.id}:${sink.id}`,
+        attempt: d.attempt,
+        abortSignal: lease.controller.signal,
+      });
+    } catch (error) {
+      const aborted = abortCode(lease.controller.signal);
+      if (aborted === 'lease_lost') return null;
+      const max = target?.maxAttempts ?? this.deps.retry.maxAttempts;
+      if (aborted === 'closed') {
+        return (await tx({ status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() }))
+          ? 'queued'
+          : null;
+      }
+      if (d.attempt >= max) return this.#deadLetter(d, 'sink_failed', error);
+      const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
+      return (await tx({ status: 'failed', dueAt, error: toEventErrorInfo(error) })) ? 'failed' : null;
+    }
+    return (await tx({ status: 'succeeded', error: null })) ? 'succeeded' : null;
+  }
+}

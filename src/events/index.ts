@@ -1,0 +1,117 @@
+/**
+ * The generic event runtime: CloudEvents envelopes with verified attribution, explicit
+ * routes, targets and input plans, continuations, retries, dead letters, sinks, stores and
+ * clocks. It knows nothing about MCP.
+ */
+
+export { type AxEventClock, AxManualEventClock, systemEventClock } from './clock.js';
+export {
+  type AxEvent,
+  type AxEventCorrelation,
+  type AxEventDraft,
+  type AxEventEnvelope,
+  type AxEventExtensionValue,
+  type AxEventIdentity,
+  type AxEventIngress,
+  type AxEventIngressRecord,
+  type AxEventLimits,
+  type AxEventTrust,
+  createEvent,
+  DEFAULT_MAX_EVENT_BYTES,
+  identityScope,
+  isAnonymous,
+  normalizeIngress,
+} from './envelope.js';
+export {
+  AxEventBackpressureError,
+  AxEventClosedError,
+  AxEventConfigError,
+  AxEventContinuationNotFoundError,
+  AxEventError,
+  type AxEventErrorCode,
+  type AxEventErrorContext,
+  type AxEventErrorInfo,
+  AxEventInputError,
+  AxEventLeaseLostError,
+  AxEventOutcomeUnknownError,
+  toEventErrorInfo,
+} from './errors.js';
+export {
+  type AxEventInputField,
+  type AxEventInputFieldType,
+  AxEventInputPlan,
+  type AxEventInputStep,
+  eventInput,
+} from './input.js';
+export type { AxJsonValue } from './json.js';
+export { AxMemoryEventStore, type AxMemoryEventStoreOptions } from './memory-store.js';
+export {
+  type AxEventPath,
+  type AxEventPathRoot,
+  type AxEventPathSegment,
+  type AxEventPathView,
+  eventPath,
+  isEventPath,
+  resolveEventPath,
+} from './path.js';
+export { type AxEventRetryPolicy, DEFAULT_RETRY_POLICY, retryDelayMs } from './retry.js';
+export {
+  type AxEventAuthorize,
+  type AxEventHandler,
+  type AxEventInstanceKey,
+  type AxEventMatch,
+  type AxEventPredicate,
+  type AxEventRouteDefinition,
+  checkRoute,
+} from './route.js';
+export { AxEventRouteBuilder, eventRoute } from './route-builder.js';
+export { AxEventRuntime, eventRuntime } from './runtime.js';
+export type { AxEventErrorReport, AxEventRuntimeConfig, AxEventRuntimeOptions } from './runtime-options.js';
+export {
+  type AxEventPublisher,
+  type AxEventPublishOptions,
+  type AxEventReceipt,
+  type AxEventSource,
+  AxPushEventSource,
+  AxTimerEventSource,
+  type AxTimerEventSourceOptions,
+} from './source.js';
+export { type AxEventStateStore, AxMemoryEventStateStore } from './state.js';
+export {
+  type AxEventAction,
+  type AxEventAppendInput,
+  type AxEventAppendResult,
+  type AxEventClaim,
+  type AxEventContinuation,
+  type AxEventDeadLetter,
+  type AxEventDeadLetterReason,
+  type AxEventDedupeKey,
+  type AxEventDelivery,
+  type AxEventDeliveryDraft,
+  type AxEventDurability,
+  type AxEventPruneResult,
+  type AxEventRun,
+  type AxEventRunStatus,
+  type AxEventSinkDraft,
+  type AxEventStoreCapabilities,
+  type AxEventStoredEvent,
+  type AxEventTransition,
+  type EventStore,
+  isTerminalRunStatus,
+  TERMINAL_RUN_STATUSES,
+} from './store.js';
+export type {
+  AxEventContext,
+  AxEventContinuationRequest,
+  AxEventForwardOptions,
+  AxEventHandlerContext,
+  AxEventMapInputContext,
+  AxEventProgram,
+  AxEventRetrySafety,
+  AxEventSink,
+  AxEventSinkContext,
+  AxEventStateHandle,
+  AxEventTargetDefinition,
+  AxEventWaitFor,
+} from './target.js';
+export { AxEventTargetBuilder, checkTarget, eventTarget } from './target-builder.js';

@@ -1,0 +1,69 @@
+/**
+ * Keeps a claimed delivery's lease alive while it runs, and aborts the run when the lease
+ * is lost or the run is cancelled. Internal.
+ */
+
+import type { AxEventClock } from './clock.js';
+import { AxEventError, AxEventLeaseLostError } from './errors.js';
+import type { EventStore } from './store.js';
+
+/** The abort reason of a run stopped by `cancelRun`. */
+export function cancelReason(): AxEventError {
+  return new AxEventError('aborted', 'The run was cancelled');
+}
+
+/** A heartbeat loop for one delivery. */
+export class LeaseKeeper {
+  readonly controller = new AbortController();
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: AxEventClock,
+    private readonly deliveryId: string,
+    private readonly fencingToken: number,
+    private readonly leaseMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Start heart-beating every third of the lease. */
+  start(): void {
+    this.#loop = this.#run();
+  }
+
+  async #run(): Promise<void> {
+    const every = Math.max(1, Math.floor(this.leaseMs / 3));
+    while (!this.#stop.signal.aborted) {
+      await this.clock.sleep(every, this.#stop.signal);
+      if (this.#stop.signal.aborted) return;
+      try {
+        const beat = await this.store.heartbeat({
+          deliveryId: this.deliveryId,
+          fencingToken: this.fencingToken,
+          leaseUntil: this.clock.now() + this.leaseMs,
+        });
+        if (!beat.held) {
+          this.controller.abort(new AxEventLeaseLostError(this.deliveryId));
+          return;
+        }
+        if (beat.cancelRequested) this.controller.abort(cancelReason());
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+  }
+
+  /** Stop heart-beating (the run is over). */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+  }
+}
+
+/** The code of the reason a signal was aborted with (`aborted`, `lease_lost`, `closed`), if any. */
+export function abortCode(signal: AbortSignal): string | null {
+  if (!signal.aborted) return null;
+  const reason: unknown = signal.reason;
+  return reason instanceof AxEventError ? reason.code : 'aborted';
+}

@@ -1,0 +1,393 @@
+/**
+ * The event runtime: publish attributed events, route them by explicit rules into durable
+ * deliveries, and run them with retries, continuations and dead letters — on worker loops
+ * or driven by the host (`nextDueAt()` / `runDue()`).
+ */
+
+import { type AxEventClock, systemEventClock } from './clock.js';
+import { Doorbell } from './doorbell.js';
+import { type AxEventIngress, identityScope, normalizeIngress } from './envelope.js';
+import { AxEventBackpressureError, AxEventClosedError, AxEventConfigError, AxEventError } from './errors.js';
+import { Executor } from './executor.js';
+import { AxMemoryEventStore } from './memory-store.js';
+import { type AxEventRouteDefinition, checkRoute } from './route.js';
+import { planDeliveries } from './routing.js';
+import type { AxEventErrorReport, AxEventRuntimeConfig, AxEventRuntimeOptions } from './runtime-options.js';
+import type { AxEventPublisher, AxEventPublishOptions, AxEventReceipt, AxEventSource } from './source.js';
+import { AxMemoryEventStateStore } from './state.js';
+import type { AxEventClaim, AxEventDeadLetter, AxEventRun, EventStore } from './store.js';
+import type { AxEventTargetDefinition } from './target.js';
+import { checkTarget } from './target-builder.js';
+
+function positive(value: number | undefined, fallback: number, name: string, min = 1): number {
+  const v = value ?? fallback;
+  if (!(Number.isFinite(v) && v >= min)) throw new AxEventConfigError(`${name} must be a number ≥ ${min}`);
+  return v;
+}
+
+/**
+ * The event runtime. Record form: `new AxEventRuntime(routes, options)`, then
+ * `registerTarget(...)`, `addSource(...)`, `start()`. Builder form: {@link eventRuntime}.
+ */
+export class AxEventRuntime {
+  readonly store: EventStore;
+  readonly clock: AxEventClock;
+  readonly workerId: string;
+  readonly #routes = new Map<string, AxEventRouteDefinition>();
+  readonly #targets = new Map<string, AxEventTargetDefinition>();
+  readonly #sources = new Map<string, AxEventSource>();
+  readonly #startedSources = new Set<AxEventSource>();
+  readonly #o: AxEventRuntimeOptions;
+  readonly #ownsStore: boolean;
+  readonly #executor: Executor;
+  readonly #inflight = new Map<string, { done: Promise<void>; controller: AbortController | null }>();
+  readonly #work = new Doorbell();
+  readonly #progress = new Doorbell();
+  readonly #stop = new AbortController();
+  readonly #concurrency: number;
+  readonly #publishTimeoutMs: number;
+  readonly #leaseMs: number;
+  readonly #pollMs: number;
+  readonly #pruneMs: number;
+  #loop: Promise<void> | null = null;
+  #started = false;
+  #closing: Promise<void> | null = null;
+  #nextPruneAt = 0;
+
+  constructor(routes: readonly AxEventRouteDefinition[] = [], options: AxEventRuntimeOptions = {}) {
+    this.#o = options;
+    this.clock = options.clock ?? systemEventClock;
+    this.#ownsStore = options.store === undefined;
+    this.store = options.store ?? new AxMemoryEventStore();
+    this.workerId = options.workerId ?? `worker_${crypto.randomUUID()}`;
+    this.#concurrency = positive(options.workerConcurrency, 4, 'workerConcurrency');
+    this.#publishTimeoutMs = positive(options.publishTimeoutMs, 5000, 'publishTimeoutMs', 0);
+    this.#leaseMs = positive(options.leaseMs, 30_000, 'leaseMs', 10);
+    this.#pollMs = positive(options.pollIntervalMs, 1000, 'pollIntervalMs');
+    this.#pruneMs = positive(options.pruneIntervalMs, 60_000, 'pruneIntervalMs');
+    const jitter = options.retryJitter ?? 0.5;
+    if (!(jitter >= 0 && jitter <= 1)) throw new AxEventConfigError('retryJitter must be between 0 and 1');
+    if (options.coordination === 'multi-worker' && !this.store.capabilities.multiWorker) {
+      throw new AxEventConfigError("coordination 'multi-worker' needs a store that supports several workers");
+    }
+    for (const target of options.targets ?? []) this.registerTarget(target);
+    for (const route of routes) this.addRoute(route);
+    for (const source of options.sources ?? []) this.#sources.set(source.id, source);
+    this.#executor = new Executor({
+      store: this.store,
+      clock: this.clock,
+      routes: this.#routes,
+      targets: this.#targets,
+      stateStore: options.stateStore ?? new AxMemoryEventStateStore(),
+      retry: {
+        maxAttempts: positive(options.maxAttempts, 5, 'maxAttempts'),
+        baseMs: positive(options.retryBaseMs, 1000, 'retryBaseMs', 0),
+        maxMs: positive(options.retryMaxMs, 60_000, 'retryMaxMs', 0),
+        jitter,
+      },
+      random: options.random ?? Math.random,
+      leaseMs: this.#leaseMs,
+      onError: (error, deliveryId) => this.#report(error, { phase: 'delivery', deliveryId }),
+    });
+  }
+
+  #report(error: unknown, report: AxEventErrorReport): void {
+    try {
+      this.#o.onError?.(error, report);
+    } catch {
+      // An error handler that throws must not break the runtime.
+    }
+  }
+
+  /** Register a target (ids are unique; registering the same definition twice is a no-op). */
+  registerTarget(target: AxEventTargetDefinition): this {
+    checkTarget(target);
+    const known = this.#targets.get(target.id);
+    if (known && known !== target) throw new AxEventConfigError(`Target ${target.id} is registered twice`);
+    this.#targets.set(target.id, target);
+    return this;
+  }
+
+  /** Add a route (ids are unique). A target definition on the route is registered. */
+  addRoute(route: AxEventRouteDefinition): this {
+    checkRoute(route);
+    if (this.#routes.has(route.id)) throw new AxEventConfigError(`Route ${route.id} is defined twice`);
+    if (route.target !== undefined && typeof route.target !== 'string') this.registerTarget(route.target);
+    this.#routes.set(route.id, route);
+    return this;
+  }
+
+  /** Add a source; after `start()` it is checked and started at once. */
+  async addSource(source: AxEventSource): Promise<void> {
+    if (this.#sources.has(source.id)) throw new AxEventConfigError(`Source ${source.id} is added twice`);
+    if (this.#started) this.#checkDurability(source);
+    this.#sources.set(source.id, source);
+    if (this.#started) await this.#startSource(source);
+  }
+
+  #checkDurability(source: AxEventSource): void {
+    if (source.requiresDurable && this.store.durability === 'volatile' && !this.#o.allowVolatile) {
+      throw new AxEventError(
+        'durability_required',
+        `Source ${source.id} requires a durable store; pass a durable store or allowVolatile: true`,
+      );
+    }
+  }
+
+  async #startSource(source: AxEventSource): Promise<void> {
+    const publisher: AxEventPublisher = {
+      publish: (ingress, options) => this.publish(ingress, options),
+      reportError: (error) => this.#report(error, { phase: 'source', sourceId: source.id }),
+      clock: this.clock,
+    };
+    await source.start(publisher);
+    this.#startedSources.add(source);
+  }
+
+  /**
+   * Check targets and sources, take back stale leases (`coordination: 'single'`), start the
+   * sources and, unless `scheduling: 'host'`, the worker loop.
+   */
+  async start(): Promise<void> {
+    if (this.#closing) throw new AxEventClosedError();
+    if (this.#started) return;
+    for (const route of this.#routes.values()) {
+      if (route.action === 'wake' && typeof route.target === 'string' && !this.#targets.has(route.target)) {
+        throw new AxEventConfigError(`Route ${route.id} wakes unknown target ${route.target}`, {
+          routeId: route.id,
+        });
+      }
+    }
+    for (const source of this.#sources.values()) this.#checkDurability(source);
+    this.#started = true;
+    if (this.#o.coordination !== 'multi-worker') await this.store.recoverLeases({ now: this.clock.now() });
+    for (const source of this.#sources.values()) await this.#startSource(source);
+    if (this.#o.scheduling !== 'host') this.#loop = this.#runLoop();
+  }
+
+  /**
+   * Publish an event. Deduplicated on (identity scope, source, id); returns a receipt with
+   * one delivery per matching route. Waits up to `publishTimeoutMs` while the store is full,
+   * then throws {@link AxEventBackpressureError}.
+   */
+  async publish(ingress: AxEventIngress, options: AxEventPublishOptions = {}): Promise<AxEventReceipt> {
+    if (this.#closing) throw new AxEventClosedError();
+    const { record, bytes } = normalizeIngress(ingress, { maxEventBytes: this.#o.maxEventBytes });
+    const scope = identityScope(record.identity);
+    const started = this.clock.now();
+    const deliveries = await planDeliveries({
+      routes: this.#routes.values(),
+      ingress: record,
+      scope,
+      now: started,
+      store: this.store,
+      onError: (error) => this.#report(error, { phase: 'authorize' }),
+    });
+    const event = { key: `evt_${crypto.randomUUID()}`, scope, ingress: record, bytes, receivedAt: started };
+    const dedupe = { scope, source: record.event.source, id: record.event.id };
+    for (;;) {
+      const result = await this.store.append({ dedupe, event, deliveries, now: this.clock.now() });
+      if (result.status !== 'full') {
+        if (result.status === 'appended' && result.deliveryIds.length > 0) this.#work.ring();
+        return {
+          eventId: record.event.id,
+          accepted: true,
+          duplicate: result.status === 'duplicate',
+          durability: this.store.durability,
+          deliveryIds: result.deliveryIds,
+        };
+      }
+      const waited = this.clock.now() - started;
+      if (waited >= this.#publishTimeoutMs) throw new AxEventBackpressureError(waited, result.reason);
+      if (options.signal?.aborted)
+        throw new AxEventError('aborted', 'publish was aborted while the store was full');
+      if (this.#closing) throw new AxEventClosedError();
+      await this.#progress.wait(this.clock, Math.min(50, this.#publishTimeoutMs - waited), options.signal);
+    }
+  }
+
+  /** The run record of a run id or a delivery id, or `null`. */
+  getRun(id: string): Promise<AxEventRun | null> {
+    return this.store.getRun(id);
+  }
+
+  /** Dead letters not yet redriven, oldest first. */
+  listDeadLetters(options: { limit?: number } = {}): Promise<AxEventDeadLetter[]> {
+    return this.store.listDeadLetters(options);
+  }
+
+  /** Requeue a dead letter's delivery (or sink write) with fresh attempts; `null` if unknown. */
+  async redrive(deadLetterId: string): Promise<string | null> {
+    const id = await this.store.redrive({ deadLetterId, now: this.clock.now() });
+    if (id) this.#work.ring();
+    return id;
+  }
+
+  /**
+   * Cancel a run: a queued or waiting one at once; a running one is aborted (here directly,
+   * elsewhere on its worker's next heartbeat). Returns the run as it then stands.
+   */
+  async cancelRun(id: string): Promise<AxEventRun | null> {
+    const run = await this.store.cancel({ id, now: this.clock.now() });
+    if (!run) return null;
+    const local = this.#inflight.get(run.deliveryId);
+    if (local) {
+      local.controller?.abort(new AxEventError('aborted', 'The run was cancelled'));
+      await local.done;
+      return this.store.getRun(run.id);
+    }
+    return run;
+  }
+
+  /** The earliest time work becomes due (for hosts that own their scheduler), or `null`. */
+  nextDueAt(): Promise<number | null> {
+    return this.store.nextDueAt();
+  }
+
+  /**
+   * Run everything due now, `workerConcurrency` at a time, until nothing is due (work a run
+   * creates, like sink writes, included). Returns how many deliveries ran.
+   */
+  async runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
+    let executed = 0;
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    await this.#maybePrune();
+    while (executed < limit && !options.signal?.aborted && !this.#stop.signal.aborted) {
+      const claims = await this.#claim(Math.min(this.#concurrency, limit - executed));
+      if (claims.length === 0) break;
+      await Promise.all(claims.map((c) => this.#launch(c)));
+      executed += claims.length;
+    }
+    return { executed };
+  }
+
+  /**
+   * Resolve when no delivery is pending anywhere in the store (scheduled retries and
+   * debounces included) and nothing runs here. Needs worker loops, or someone calling
+   * `runDue()`, to make progress.
+   */
+  async waitForIdle(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+    const deadline = options.timeoutMs === undefined ? null : this.clock.now() + options.timeoutMs;
+    for (;;) {
+      if (this.#inflight.size === 0 && (await this.store.countPending()) === 0) return;
+      if (options.signal?.aborted) throw new AxEventError('aborted', 'waitForIdle was aborted');
+      const now = this.clock.now();
+      if (deadline !== null && now >= deadline) throw new AxEventError('aborted', 'waitForIdle timed out');
+      const ms = deadline === null ? this.#pollMs : Math.min(this.#pollMs, deadline - now);
+      await this.#progress.wait(this.clock, Math.min(ms, 50), options.signal);
+    }
+  }
+
+  async #claim(limit: number): Promise<AxEventClaim[]> {
+    return this.store.claim({
+      workerId: this.workerId,
+      now: this.clock.now(),
+      leaseMs: this.#leaseMs,
+      limit,
+    });
+  }
+
+  #launch(claim: AxEventClaim): Promise<void> {
+    const id = claim.delivery.id;
+    const entry: { done: Promise<void>; controller: AbortController | null } = {
+      done: Promise.resolve(),
+      controller: null,
+    };
+    entry.done = this.#executor
+      .execute(claim, (controller) => {
+        entry.controller = controller;
+        if (this.#stop.signal.aborted) controller.abort(this.#stop.signal.reason);
+        return () => {
+          entry.controller = null;
+        };
+      })
+      .finally(() => {
+        this.#inflight.delete(id);
+        this.#work.ring();
+        this.#progress.ring();
+      });
+    this.#inflight.set(id, entry);
+    return entry.done;
+  }
+
+  async #maybePrune(): Promise<void> {
+    const now = this.clock.now();
+    if (now < this.#nextPruneAt) return;
+    this.#nextPruneAt = now + this.#pruneMs;
+    try {
+      await this.store.prune({ now });
+    } catch (error) {
+      this.#report(error, { phase: 'prune' });
+    }
+  }
+
+  async #runLoop(): Promise<void> {
+    const stop = this.#stop.signal;
+    while (!stop.aborted && !this.#closing) {
+      let wait = this.#pollMs;
+      try {
+        await this.#maybePrune();
+        const free = this.#concurrency - this.#inflight.size;
+        if (free > 0) {
+          const claims = await this.#claim(free);
+          for (const claim of claims) void this.#launch(claim);
+          if (claims.length > 0 && claims.length === free) continue;
+          const next = await this.store.nextDueAt();
+          if (next !== null) wait = Math.min(wait, Math.max(1, next - this.clock.now()));
+        }
+      } catch (error) {
+        this.#report(error, { phase: 'scheduler' });
+      }
+      if (stop.aborted || this.#closing) break;
+      await this.#work.wait(this.clock, wait, stop);
+    }
+  }
+
+  /**
+   * Stop: refuse new publishes, close sources, then with `drain` (default) finish what is
+   * running and everything due now; without it, abort running deliveries (idempotent ones
+   * are handed back, others end `outcome_unknown`). A store the runtime created is closed.
+   */
+  close(options: { drain?: boolean } = {}): Promise<void> {
+    this.#closing ??= this.#close(options.drain ?? true);
+    return this.#closing;
+  }
+
+  async #close(drain: boolean): Promise<void> {
+    for (const source of this.#startedSources) {
+      try {
+        await source.close();
+      } catch (error) {
+        this.#report(error, { phase: 'source', sourceId: source.id });
+      }
+    }
+    this.#startedSources.clear();
+    this.#work.ring();
+    await this.#loop;
+    if (drain) {
+      try {
+        while ((await this.runDue()).executed > 0) {
+          // keep draining what is due
+        }
+      } catch (error) {
+        this.#report(error, { phase: 'scheduler' });
+      }
+    } else {
+      this.#stop.abort(new AxEventClosedError());
+      for (const entry of this.#inflight.values()) entry.controller?.abort(new AxEventClosedError());
+    }
+    await Promise.allSettled([...this.#inflight.values()].map((e) => e.done));
+    this.#stop.abort(new AxEventClosedError());
+    this.#progress.ring();
+    if (this.#ownsStore) await this.store.close();
+  }
+}
+
+/**
+ * Build a runtime from one options object:
+ * `eventRuntime({ routes, sources, store, allowVolatile, clock })`. Call `start()` to run it.
+ */
+export function eventRuntime(config: AxEventRuntimeConfig = {}): AxEventRuntime {
+  const { routes = [], ...options } = config;
+  return new AxEventRuntime(routes, options);
+}
