@@ -1,9 +1,11 @@
+import { linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
   AxMCPError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
 } from '../protocol/errors.js';
+import { isObject } from '../protocol/json.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import {
   type AxMCPCallToolResult,
@@ -30,9 +32,15 @@ import { CallSlots } from './call-slots.js';
 import { type AxMCPCatalogSnapshot, type AxMCPListKind, Catalog, LIST_METHODS } from './catalog.js';
 import { connectWithEra } from './era-connect.js';
 import { defaultEraStore } from './era-store.js';
-import { type AxMCPClientEvent, type AxMCPClientEventListener, ClientEvents } from './events.js';
+import {
+  type AxMCPClientEvent,
+  type AxMCPClientEventListener,
+  type AxMCPLifecycleState,
+  ClientEvents,
+} from './events.js';
 import { type AxMCPCallOptions, InFlightRequests, type SendRequest } from './in-flight.js';
 import { LegacyWire } from './legacy-wire.js';
+import { type ListenFilter, ListenStream } from './listen-stream.js';
 import { type AxMCPListening, type AxMCPListenOptions, listenStandalone } from './listening.js';
 import { ModernWire } from './modern-wire.js';
 import { sanitizeNamespace } from './namespace.js';
@@ -61,6 +69,15 @@ const LIST_CHANGED: Record<string, AxMCPListKind[]> = {
   'notifications/prompts/list_changed': ['prompts'],
   'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
 };
+
+/** The shared notification stream behind every `startListening` handle. */
+interface SharedStream {
+  ready: Promise<void>;
+  done: Promise<void>;
+  close(): void;
+  /** The 2026-07-28 listen stream, whose filter follows ownership. */
+  listen?: ListenStream;
+}
 
 /** A completion reference: a prompt argument or a resource template variable. */
 export type AxMCPCompletionReference =
@@ -93,9 +110,14 @@ export class AxMCPClient {
   readonly #slots: CallSlots | undefined;
   readonly #owners: SubscriptionOwners;
   readonly #serverRequests = new Map<JSONRPCId, AbortController>();
-  readonly #listeners = new Set<AxMCPListening>();
+  /** The one notification stream this client keeps (GET stream or listen stream), and who holds it. */
+  #stream: SharedStream | undefined;
+  #streamHolds = 0;
+  /** Resource URIs subscribed on the wire (in the 2026-07-28 era: in the listen filter). */
+  readonly #wiredUris = new Set<string>();
   readonly #toolHeaders: ToolHeaderIndex;
   readonly #taskWakers = new TaskWakers();
+  readonly #readCache = new Map<string, { result: AxMCPReadResourceResult; expiresAt: number }>();
   #wire: Wire | undefined;
   #identity: ServerIdentity | undefined;
   #ready: Promise<void> | undefined;
@@ -112,6 +134,9 @@ export class AxMCPClient {
     this.#requests = new InFlightRequests(transport, options.timeoutMs ?? 60_000, (id, reason) =>
       this.#wire?.cancel(id, reason),
     );
+    this.#taskWakers.onChange = () => {
+      if (this.#tasksNegotiated()) this.#stream?.listen?.update().catch((error) => this.#report(error));
+    };
     this.#toolHeaders = new ToolHeaderIndex(options.onWarning ?? ((message) => console.warn(message)));
     this.#catalog = new Catalog({
       filterTools: (tools, revision) =>
@@ -458,10 +483,67 @@ export class AxMCPClient {
 
   /**
    * Opens the server's notification stream and keeps it open across drops, session
-   * losses and restarts. Returns at once.
+   * losses and restarts. Returns at once; `ready` resolves once the stream is open.
+   * All handles share one stream; it also stays open while subscriptions are owned.
    */
   startListening(options: AxMCPListenOptions = {}): AxMCPListening {
     this.#assertOpen();
+    const link = linkAbort(options.signal);
+    let release: (() => void) | undefined;
+    const done = new Promise<void>((resolve) => {
+      link.signal.addEventListener(
+        'abort',
+        () => {
+          release?.();
+          link.dispose();
+          resolve();
+        },
+        { once: true },
+      );
+    });
+    const ready = (async () => {
+      await this.init(link.signal);
+      if (link.signal.aborted)
+        throw new AxMCPTransportError('closed', 'Listening was stopped', this.#where());
+      release = this.#holdStream(options);
+      await this.#stream?.ready;
+    })();
+    ready.catch(() => {});
+    return { ready, done, close: () => link.abort() };
+  }
+
+  /** Keeps the shared stream running until the returned function is called. */
+  #holdStream(options: AxMCPListenOptions = {}): () => void {
+    this.#ensureStream(options);
+    this.#streamHolds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#streamHolds--;
+      this.#stopStreamIfUnused();
+    };
+  }
+
+  #ensureStream(options: AxMCPListenOptions = {}): SharedStream {
+    if (!this.#stream) {
+      const { signal: _ignored, ...shared } = options;
+      this.#stream =
+        this.#wire instanceof ModernWire
+          ? this.#openListenStream(this.#wire, shared)
+          : this.#openStandalone(shared);
+    }
+    return this.#stream;
+  }
+
+  /** Subscriptions need the stream their updates arrive on; without them and without handles it stops. */
+  #stopStreamIfUnused(): void {
+    if (this.#streamHolds > 0 || this.#wiredUris.size > 0 || !this.#stream) return;
+    this.#stream.close();
+    this.#stream = undefined;
+  }
+
+  #openStandalone(options: AxMCPListenOptions): SharedStream {
     const listening = listenStandalone(
       {
         transport: this.transport,
@@ -470,19 +552,45 @@ export class AxMCPClient {
           await this.#legacyWire()?.recover();
         },
         dispatch: (message, context) => this.#onMessage(message, context),
-        lifecycle: (state, error) =>
-          this.#events.emit({
-            type: 'lifecycle',
-            namespace: this.namespace,
-            state,
-            ...(error ? { error } : {}),
-          }),
+        lifecycle: (state, error) => this.#lifecycle(state, error),
       },
       options,
     );
-    this.#listeners.add(listening);
-    listening.done.finally(() => this.#listeners.delete(listening));
-    return listening;
+    return { ready: listening.ready, done: listening.done, close: () => listening.close() };
+  }
+
+  #openListenStream(wire: ModernWire, options: AxMCPListenOptions): SharedStream {
+    const stream = new ListenStream(
+      {
+        send: (request) => wire.request(request),
+        filter: () => this.#listenFilter(),
+        lifecycle: (state, error) => this.#lifecycle(state, error),
+      },
+      options,
+    );
+    return { ready: stream.ready, done: stream.done, close: () => stream.close(), listen: stream };
+  }
+
+  /** The modern listen filter: list changes the server offers, owned URIs, awaited tasks. */
+  #listenFilter(): ListenFilter {
+    const capabilities = this.#identity?.capabilities ?? {};
+    const filter: ListenFilter = {};
+    if (capabilities.tools?.listChanged) filter.toolsListChanged = true;
+    if (capabilities.prompts?.listChanged) filter.promptsListChanged = true;
+    if (capabilities.resources?.listChanged) filter.resourcesListChanged = true;
+    if (this.#wiredUris.size > 0) filter.resourceSubscriptions = [...this.#wiredUris].sort();
+    const tasks = this.#taskWakers.ids();
+    if (tasks.length > 0 && this.#tasksNegotiated()) filter.taskIds = tasks.sort();
+    return filter;
+  }
+
+  #tasksNegotiated(): boolean {
+    const extensions = this.#identity?.capabilities.extensions;
+    return this.#options.tasksExtension !== false && isObject(extensions) && TASKS_EXTENSION in extensions;
+  }
+
+  #lifecycle(state: AxMCPLifecycleState, error?: unknown): void {
+    this.#events.emit({ type: 'lifecycle', namespace: this.namespace, state, ...(error ? { error } : {}) });
   }
 
   /** Receives typed client events; returns the function that unsubscribes. */
@@ -497,7 +605,6 @@ export class AxMCPClient {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
-    for (const listening of this.#listeners) listening.close();
     for (const controller of this.#serverRequests.values()) controller.abort();
     if (this.#wire && this.#owners.uris().length > 0) {
       const bound = new Promise<void>((resolve) => {
@@ -510,7 +617,10 @@ export class AxMCPClient {
       await bound;
     }
     this.#owners.clear();
-    await Promise.allSettled([...this.#listeners].map((listening) => listening.done));
+    const stream = this.#stream;
+    this.#stream = undefined;
+    stream?.close();
+    await stream?.done;
     this.#closed = true;
     try {
       await this.transport.close();
@@ -619,12 +729,15 @@ export class AxMCPClient {
 
   async #awaitTask(task: AxMCPTask, options: AxMCPTaskWaitOptions): Promise<AxMCPCallToolResult> {
     const wire = this.#wire as Wire;
+    const unwatch = this.#taskWakers.watch(task.taskId);
     try {
       return await wire.tasks.await(task, options);
     } catch (error) {
       // Abandoning the wait abandons the task: tell the server, best effort.
       if (options.signal?.aborted) wire.tasks.cancel(task.taskId).catch(() => {});
       throw error instanceof AxMCPError ? error.attribute(this.#where()) : error;
+    } finally {
+      unwatch();
     }
   }
 
@@ -641,6 +754,48 @@ export class AxMCPClient {
       );
     }
     return wire.tasks;
+  }
+
+  /**
+   * An ownership transition reaches the server: the 2025-11-25 era subscribes by
+   * request, the 2026-07-28 era by reopening the listen stream with the URI in its filter.
+   */
+  async #putOnWire(uri: string, restoring: boolean): Promise<void> {
+    if (!(this.#wire instanceof ModernWire)) {
+      await this.#send({
+        method: 'resources/subscribe',
+        params: { uri },
+        idempotent: true,
+        noRecovery: restoring,
+      });
+      this.#wiredUris.add(uri);
+      if (!this.#closing) this.#ensureStream();
+      return;
+    }
+    this.#wiredUris.add(uri);
+    try {
+      const honoured = await (this.#ensureStream().listen as ListenStream).update();
+      if (!honoured.resourceSubscriptions?.includes(uri)) {
+        throw new AxMCPUnsupportedError(`The server did not accept a subscription to ${uri}`, this.#where());
+      }
+    } catch (error) {
+      this.#wiredUris.delete(uri);
+      this.#stream?.listen?.update().catch(() => {});
+      this.#stopStreamIfUnused();
+      throw error;
+    }
+  }
+
+  async #takeOffWire(uri: string): Promise<void> {
+    if (!(this.#wire instanceof ModernWire)) {
+      await this.#send({ method: 'resources/unsubscribe', params: { uri }, idempotent: true });
+      this.#wiredUris.delete(uri);
+    } else {
+      this.#wiredUris.delete(uri);
+      // When closing, the stream's end is the unsubscription.
+      if (!this.#closing) await this.#stream?.listen?.update();
+    }
+    this.#stopStreamIfUnused();
   }
 
   #legacyWire(): LegacyWire | undefined {
@@ -698,6 +853,8 @@ export class AxMCPClient {
   }
 
   #notified(message: JSONRPCNotification, context: AxMCPMessageContext): void {
+    const listen = this.#stream?.listen;
+    if (listen && !listen.accept(message)) return;
     const { method, params } = message;
     const eventId = context.eventId === undefined ? {} : { eventId: context.eventId };
     const kinds = LIST_CHANGED[method];
@@ -721,6 +878,7 @@ export class AxMCPClient {
       }
       case 'notifications/resources/updated': {
         if (typeof params?.uri !== 'string') return;
+        this.#readCache.delete(params.uri);
         this.#events.emit({
           type: 'resource_updated',
           namespace: this.namespace,

@@ -28,6 +28,10 @@ export interface SendRequest extends AxMCPCallOptions {
   onStatus?: (status: number) => void;
   /** Do not re-initialize a lost session for this request (requests made while restoring one). */
   noRecovery?: boolean;
+  /** Told the JSON-RPC id the request goes out with (a listen stream is known by it). */
+  onId?: (id: number) => void;
+  /** Told when the answer needed input rounds (such results are never cached). */
+  onInputRound?: () => void;
 }
 
 interface Tracked {
@@ -75,6 +79,7 @@ export class InFlightRequests {
       message.params = params;
     }
     decorate?.(message);
+    request.onId?.(id);
 
     const link = linkAbort(request.signal);
     const timeoutMs = request.timeoutMs ?? this.#defaultTimeoutMs;

@@ -158,6 +158,7 @@ export class ModernWire implements Wire {
           { code: 'input_rounds_exhausted' },
         );
       }
+      request.onInputRound?.();
       const retryParams: Record<string, unknown> = { ...request.params };
       if (result.inputRequests === undefined && result.requestState === undefined) {
         throw invalidResult('input_required without inputRequests or requestState');

@@ -73,6 +73,8 @@ function invalid(what: string): AxMCPProtocolError {
 /** Per-task wake-ups, so a task notification ends a poll wait early. */
 export class TaskWakers {
   readonly #wakers = new Map<string, Set<() => void>>();
+  /** Called when the set of awaited task ids changes (a listen filter follows it). */
+  onChange: (() => void) | undefined;
 
   /** Waits up to `ms`, or until `wake(taskId)`, or the signal. */
   wait(taskId: string, ms: number, signal?: AbortSignal): Promise<void> {
@@ -105,8 +107,28 @@ export class TaskWakers {
     for (const done of [...(this.#wakers.get(taskId) ?? [])]) done();
   }
 
-  /** Task ids someone is waiting on. */
+  readonly #watched = new Map<string, number>();
+
+  /** Marks a task as awaited until the returned function is called. */
+  watch(taskId: string): () => void {
+    const count = this.#watched.get(taskId) ?? 0;
+    this.#watched.set(taskId, count + 1);
+    if (count === 0) this.onChange?.();
+    let watching = true;
+    return () => {
+      if (!watching) return;
+      watching = false;
+      const left = (this.#watched.get(taskId) ?? 1) - 1;
+      if (left > 0) this.#watched.set(taskId, left);
+      else {
+        this.#watched.delete(taskId);
+        this.onChange?.();
+      }
+    };
+  }
+
+  /** Task ids someone is awaiting. */
   ids(): string[] {
-    return [...this.#wakers.keys()];
+    return [...this.#watched.keys()];
   }
 }
