@@ -146,10 +146,8 @@ export class AxMCPClient {
         this.#send({ method, ...(cursor === undefined ? {} : { params: { cursor } }), idempotent: true }),
     });
     this.#owners = new SubscriptionOwners({
-      subscribe: (uri) =>
-        this.#send({ method: 'resources/subscribe', params: { uri }, idempotent: true }).then(() => {}),
-      unsubscribe: (uri) =>
-        this.#send({ method: 'resources/unsubscribe', params: { uri }, idempotent: true }).then(() => {}),
+      subscribe: (uri, restoring) => this.#putOnWire(uri, restoring === true),
+      unsubscribe: (uri) => this.#takeOffWire(uri),
     });
     transport.setHandlers({
       onMessage: (message, context) => this.#onMessage(message, context),

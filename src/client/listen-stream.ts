@@ -54,7 +54,6 @@ export class ListenStream {
   /** Notifications seen during an overlap, by content, so the second copy is dropped. */
   readonly #overlapSeen = new Map<string, number>();
   #changing: Promise<ListenFilter> | undefined;
-  #wantsChange = false;
   #everConnected = false;
   readonly ready: Promise<void>;
   readonly done: Promise<void>;
@@ -85,7 +84,6 @@ export class ListenStream {
    */
   update(): Promise<ListenFilter> {
     if (this.#changing) {
-      this.#wantsChange = true;
       return this.#changing.then(() => this.update());
     }
     const wanted = this.#deps.filter();
