@@ -1,0 +1,632 @@
+/**
+ * A durable `EventStore` on SQLite (better-sqlite3 12, an optional peer dependency):
+ * WAL journaling, one `BEGIN IMMEDIATE` transaction per operation, leases with fencing
+ * tokens, compare-and-set transitions, a unique dedupe key, and retention. Several
+ * processes may share one database file (`coordination: 'multi-worker'`).
+ */
+
+import type BetterSqlite3 from 'better-sqlite3';
+import { parseIngressRecord } from '../events/envelope.js';
+import { AxEventClosedError, AxEventConfigError, AxEventError, AxEventInputError } from '../events/errors.js';
+import type {
+  AxEventAppendInput,
+  AxEventAppendResult,
+  AxEventClaim,
+  AxEventContinuation,
+  AxEventDeadLetter,
+  AxEventDelivery,
+  AxEventPruneResult,
+  AxEventRun,
+  AxEventRunStatus,
+  AxEventTransition,
+  EventStore,
+} from '../events/store.js';
+import { isTerminalRunStatus } from '../events/store.js';
+import { deliveryToRun } from '../events/store-helpers.js';
+import { SCHEMA_VERSION, schemaStatements } from './sqlite-event-store-schema.js';
+
+/** Options of {@link AxSQLiteEventStore}. */
+export interface AxSQLiteEventStoreOptions {
+  /** An open better-sqlite3 database. The store does not close a database you pass. */
+  database: BetterSqlite3.Database;
+  /** Prefix of the store's tables. Default `ax_event_`. Letters, digits and `_` only. */
+  tablePrefix?: string;
+  /** How long finished runs and dedupe keys are kept. Default seven days. */
+  retentionMs?: number;
+  /** How long dead letters are kept. Default thirty days. */
+  deadLetterRetentionMs?: number;
+  /** Non-terminal deliveries held at once before `append` reports full. Default 1,000,000. */
+  maxPendingDeliveries?: number;
+  /** Largest single event, in bytes. Default 1 MiB. */
+  maxEventBytes?: number;
+}
+
+/** Options of {@link AxSQLiteEventStore.open}. */
+export interface AxSQLiteEventStoreOpenOptions extends Omit<AxSQLiteEventStoreOptions, 'database'> {
+  /** Database file path. */
+  filename: string;
+  /** How long a writer waits for another process's transaction. Default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+type Row = Record<string, unknown>;
+const PENDING = "('queued','failed','claimed','running')";
+const DAY = 24 * 60 * 60 * 1000;
+
+function json(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+function parse<T>(text: unknown): T | null {
+  return typeof text === 'string' ? (JSON.parse(text) as T) : null;
+}
+
+function toDelivery(r: Row): AxEventDelivery {
+  return {
+    id: r.id as string,
+    runId: r.run_id as string,
+    kind: r.kind as 'event' | 'sink',
+    sinkId: (r.sink_id as string | null) ?? null,
+    eventKey: (r.event_key as string | null) ?? null,
+    routeId: r.route_id as string,
+    action: r.action as AxEventDelivery['action'],
+    targetId: (r.target_id as string | null) ?? null,
+    instanceKey: r.instance_key as string,
+    orderingKey: (r.ordering_key as string | null) ?? null,
+    dueAt: r.due_at as number,
+    coalesceKey: (r.coalesce_key as string | null) ?? null,
+    correlation: parse(r.correlation),
+    planError: parse(r.plan_error),
+    seq: r.seq as number,
+    status: r.status as AxEventRunStatus,
+    attempt: r.attempt as number,
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    leaseUntil: (r.lease_until as number | null) ?? null,
+    fencingToken: r.fencing as number,
+    cancelRequested: r.cancel_requested === 1,
+    createdAt: r.created_at as number,
+    startedAt: (r.started_at as number | null) ?? null,
+    finishedAt: (r.finished_at as number | null) ?? null,
+    output: parse(r.output),
+    error: parse(r.error),
+    continuationIds: parse<string[]>(r.continuation_ids) ?? [],
+  };
+}
+
+function toContinuation(r: Row): AxEventContinuation {
+  return {
+    id: r.id as string,
+    scope: r.scope as string,
+    kind: r.kind as string,
+    value: r.value as string,
+    targetId: r.target_id as string,
+    instanceKey: r.instance_key as string,
+    runId: r.run_id as string,
+    deliveryId: r.delivery_id as string,
+    expiresAt: (r.expires_at as number | null) ?? null,
+    metadata: parse(r.metadata),
+    createdAt: r.created_at as number,
+  };
+}
+
+/** A durable, multi-process {@link EventStore} on SQLite. */
+export class AxSQLiteEventStore implements EventStore {
+  readonly durability: 'durable' | 'volatile';
+  readonly capabilities = { multiWorker: true };
+  readonly #db: BetterSqlite3.Database;
+  readonly #owned: boolean;
+  readonly #t: (name: string) => string;
+  readonly #o: Required<Omit<AxSQLiteEventStoreOptions, 'database' | 'tablePrefix'>>;
+  readonly #stmts = new Map<string, BetterSqlite3.Statement>();
+  #closed = false;
+
+  /**
+   * Open (and create or migrate) the store in a database file. better-sqlite3 is loaded on
+   * demand, so `ax-mcp/node` does not need it unless you use this store.
+   */
+  static async open(options: AxSQLiteEventStoreOpenOptions): Promise<AxSQLiteEventStore> {
+    const { filename, busyTimeoutMs = 5000, ...rest } = options;
+    let Database: typeof BetterSqlite3;
+    try {
+      Database = (await import('better-sqlite3')).default;
+    } catch (cause) {
+      throw new AxEventConfigError(
+        'AxSQLiteEventStore needs the better-sqlite3 package (npm i better-sqlite3@12)',
+        {
+          cause,
+        },
+      );
+    }
+    const db = new Database(filename, { timeout: busyTimeoutMs });
+    try {
+      return new AxSQLiteEventStore({ ...rest, database: db }, true);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** Use an open database (WAL and the schema are set up on it). */
+  constructor(options: AxSQLiteEventStoreOptions, owned = false) {
+    const prefix = options.tablePrefix ?? 'ax_event_';
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix))
+      throw new AxEventConfigError('tablePrefix is not a safe name');
+    this.#db = options.database;
+    this.#owned = owned;
+    this.#t = (name) => `${prefix}${name}`;
+    this.#o = {
+      retentionMs: options.retentionMs ?? 7 * DAY,
+      deadLetterRetentionMs: options.deadLetterRetentionMs ?? 30 * DAY,
+      maxPendingDeliveries: options.maxPendingDeliveries ?? 1_000_000,
+      maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
+    };
+    const memory = this.#db.memory;
+    this.durability = memory ? 'volatile' : 'durable';
+    if (!memory) this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = NORMAL');
+    this.#db.pragma('foreign_keys = OFF');
+    this.#migrate();
+  }
+
+  #migrate(): void {
+    this.#db
+      .transaction(() => {
+        this.#db.exec(
+          `CREATE TABLE IF NOT EXISTS ${this.#t('meta')} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+        );
+        const row = this.#db
+          .prepare(`SELECT value FROM ${this.#t('meta')} WHERE key = 'schema_version'`)
+          .get() as Row | undefined;
+        const version = row ? Number(row.value) : 0;
+        if (version > SCHEMA_VERSION) {
+          throw new AxEventConfigError(
+            `The event store schema is version ${version}; this library knows ${SCHEMA_VERSION}`,
+          );
+        }
+        for (const sql of schemaStatements(this.#t, version)) this.#db.exec(sql);
+        this.#db
+          .prepare(`INSERT OR REPLACE INTO ${this.#t('meta')} (key, value) VALUES ('schema_version', ?)`)
+          .run(String(SCHEMA_VERSION));
+      })
+      .immediate();
+  }
+
+  #q(sql: string): BetterSqlite3.Statement {
+    let stmt = this.#stmts.get(sql);
+    if (!stmt) {
+      stmt = this.#db.prepare(sql.replace(/\{(\w+)\}/g, (_, name: string) => this.#t(name)));
+      this.#stmts.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  #tx<T>(fn: () => T): Promise<T> {
+    if (this.#closed) return Promise.reject(new AxEventClosedError('SQLite event store'));
+    try {
+      return Promise.resolve(this.#db.transaction(fn).immediate());
+    } catch (error) {
+      if (error instanceof AxEventError) return Promise.reject(error);
+      return Promise.reject(
+        new AxEventError('store_error', `SQLite event store: ${(error as Error).message}`, { cause: error }),
+      );
+    }
+  }
+
+  async append(input: AxEventAppendInput): Promise<AxEventAppendResult> {
+    return this.#tx(() => {
+      const d = input.dedupe;
+      const known = this.#q(
+        'SELECT delivery_ids FROM {dedupe} WHERE scope = ? AND source = ? AND event_id = ?',
+      ).get(d.scope, d.source, d.id) as Row | undefined;
+      if (known) return { status: 'duplicate', deliveryIds: parse<string[]>(known.delivery_ids) ?? [] };
+      if (input.event.bytes > this.#o.maxEventBytes) {
+        throw new AxEventInputError('event_too_large', `The event exceeds ${this.#o.maxEventBytes} bytes`);
+      }
+      const ids: string[] = [];
+      if (input.deliveries.length > 0) {
+        const pending = (
+          this.#q(`SELECT count(*) AS n FROM {deliveries} WHERE status IN ${PENDING}`).get() as Row
+        ).n as number;
+        if (pending + input.deliveries.length > this.#o.maxPendingDeliveries) {
+          return { status: 'full', reason: `${pending} pending deliveries` };
+        }
+        const e = input.event;
+        this.#q('INSERT INTO {events} (key, scope, ingress, bytes, received_at) VALUES (?, ?, ?, ?, ?)').run(
+          e.key,
+          e.scope,
+          JSON.stringify(e.ingress),
+          e.bytes,
+          e.receivedAt,
+        );
+        for (const draft of input.deliveries) {
+          const existing = draft.coalesceKey
+            ? (this.#q(
+                "SELECT id, event_key FROM {deliveries} WHERE coalesce_key = ? AND status = 'queued' AND attempt = 0",
+              ).get(draft.coalesceKey) as Row | undefined)
+            : undefined;
+          if (existing) {
+            this.#q(
+              'UPDATE {deliveries} SET event_key = ?, due_at = ?, correlation = ?, plan_error = ? WHERE id = ?',
+            ).run(e.key, draft.dueAt, json(draft.correlation), json(draft.planError), existing.id);
+            this.#dropEventIfUnused(existing.event_key as string);
+            ids.push(existing.id as string);
+            continue;
+          }
+          this.#q(
+            `INSERT INTO {deliveries} (id, run_id, kind, event_key, route_id, action, target_id, instance_key,
+              ordering_key, due_at, coalesce_key, correlation, plan_error, status, created_at)
+             VALUES (?, ?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
+          ).run(
+            draft.id,
+            draft.runId,
+            e.key,
+            draft.routeId,
+            draft.action,
+            draft.targetId,
+            draft.instanceKey,
+            draft.orderingKey,
+            draft.dueAt,
+            draft.coalesceKey,
+            json(draft.correlation),
+            json(draft.planError),
+            input.now,
+          );
+          ids.push(draft.id);
+        }
+      }
+      this.#q(
+        'INSERT INTO {dedupe} (scope, source, event_id, delivery_ids, created_at) VALUES (?, ?, ?, ?, ?)',
+      ).run(d.scope, d.source, d.id, JSON.stringify(ids), input.now);
+      return { status: 'appended', deliveryIds: ids };
+    });
+  }
+
+  #dropEventIfUnused(key: string): void {
+    this.#q(
+      'DELETE FROM {events} WHERE key = ? AND NOT EXISTS (SELECT 1 FROM {deliveries} WHERE event_key = ?)',
+    ).run(key, key);
+  }
+
+  async claim(input: {
+    workerId: string;
+    now: number;
+    leaseMs: number;
+    limit: number;
+  }): Promise<AxEventClaim[]> {
+    return this.#tx(() => {
+      const rows = this.#q(
+        `SELECT d.* FROM {deliveries} d
+         WHERE ((d.status IN ('queued','failed') AND d.due_at <= @now)
+             OR (d.status IN ('claimed','running') AND d.lease_until <= @now))
+           AND (d.ordering_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM {deliveries} e WHERE e.ordering_key = d.ordering_key AND e.seq < d.seq
+               AND e.status IN ${PENDING}))
+         ORDER BY d.due_at, d.seq LIMIT @limit`,
+      ).all({ now: input.now, limit: input.limit }) as Row[];
+      const update = this.#q(
+        `UPDATE {deliveries} SET status = 'claimed', attempt = attempt + 1, fencing = fencing + 1,
+           lease_owner = ?, lease_until = ? WHERE id = ?`,
+      );
+      return rows.map((row) => {
+        const previous = toDelivery(row);
+        update.run(input.workerId, input.now + input.leaseMs, previous.id);
+        const delivery: AxEventDelivery = {
+          ...previous,
+          status: 'claimed',
+          attempt: previous.attempt + 1,
+          fencingToken: previous.fencingToken + 1,
+          leaseOwner: input.workerId,
+          leaseUntil: input.now + input.leaseMs,
+        };
+        const ev = delivery.eventKey
+          ? (this.#q('SELECT * FROM {events} WHERE key = ?').get(delivery.eventKey) as Row | undefined)
+          : undefined;
+        const event = ev
+          ? {
+              key: ev.key as string,
+              scope: ev.scope as string,
+              ingress: parseIngressRecord(ev.ingress as string),
+              bytes: ev.bytes as number,
+              receivedAt: ev.received_at as number,
+            }
+          : null;
+        const recovered = previous.status === 'claimed' || previous.status === 'running';
+        return { delivery, event, recovered, previousStatus: previous.status };
+      });
+    });
+  }
+
+  #leased(deliveryId: string, fencingToken: number): Row | undefined {
+    return this.#q(
+      "SELECT * FROM {deliveries} WHERE id = ? AND fencing = ? AND status IN ('claimed','running')",
+    ).get(deliveryId, fencingToken) as Row | undefined;
+  }
+
+  async heartbeat(input: { deliveryId: string; fencingToken: number; leaseUntil: number }) {
+    return this.#tx(() => {
+      const row = this.#leased(input.deliveryId, input.fencingToken);
+      if (!row) return { held: false, cancelRequested: false };
+      this.#q('UPDATE {deliveries} SET lease_until = ? WHERE id = ?').run(input.leaseUntil, input.deliveryId);
+      return { held: true, cancelRequested: row.cancel_requested === 1 };
+    });
+  }
+
+  async transition(t: AxEventTransition): Promise<boolean> {
+    return this.#tx(() => {
+      const row = this.#leased(t.deliveryId, t.fencingToken);
+      if (!row) return false;
+      const d = toDelivery(row);
+      const requeue = t.status === 'queued' || t.status === 'failed';
+      const terminal = isTerminalRunStatus(t.status);
+      const error = t.error !== undefined ? t.error : d.error;
+      this.#q(
+        `UPDATE {deliveries} SET status = @status, target_id = @targetId, instance_key = @instanceKey,
+           started_at = @startedAt, output = @output, error = @error, attempt = @attempt, due_at = @dueAt,
+           lease_owner = @leaseOwner, lease_until = @leaseUntil, finished_at = @finishedAt
+         WHERE id = @id`,
+      ).run({
+        id: d.id,
+        status: t.status,
+        targetId: t.targetId ?? d.targetId,
+        instanceKey: t.instanceKey ?? d.instanceKey,
+        startedAt: t.startedAt ?? d.startedAt,
+        output: t.output !== undefined ? json(t.output) : json(d.output),
+        error: json(error),
+        attempt: t.attempt ?? d.attempt,
+        dueAt: requeue ? (t.dueAt ?? t.now) : d.dueAt,
+        leaseOwner: requeue || terminal ? null : d.leaseOwner,
+        leaseUntil: requeue || terminal ? null : d.leaseUntil,
+        finishedAt: terminal ? t.now : null,
+      });
+      if (t.status === 'dead_lettered' || t.status === 'cancelled') {
+        this.#q('DELETE FROM {continuations} WHERE delivery_id = ?').run(d.id);
+      }
+      for (const sink of t.sinks ?? []) {
+        this.#q(
+          `INSERT INTO {deliveries} (id, run_id, kind, sink_id, event_key, route_id, action, target_id, instance_key,
+             ordering_key, due_at, status, created_at)
+           VALUES (?, ?, 'sink', ?, NULL, ?, ?, ?, ?, NULL, ?, 'queued', ?)`,
+        ).run(
+          sink.id,
+          d.runId,
+          sink.sinkId,
+          d.routeId,
+          d.action,
+          t.targetId ?? d.targetId,
+          d.instanceKey,
+          t.now,
+          t.now,
+        );
+      }
+      if (t.consumeContinuationId) this.#consume(t.consumeContinuationId, t.now);
+      if (t.deadLetter) {
+        this.#q(
+          `INSERT INTO {dead_letters} (id, kind, delivery_id, run_id, sink_id, reason, error, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          t.deadLetter.id,
+          d.kind === 'sink' ? 'sink' : 'delivery',
+          d.id,
+          d.runId,
+          d.sinkId,
+          t.deadLetter.reason,
+          json(error),
+          t.now,
+        );
+      }
+      return true;
+    });
+  }
+
+  #consume(continuationId: string, now: number): void {
+    const c = this.#q('SELECT delivery_id FROM {continuations} WHERE id = ?').get(continuationId) as
+      | Row
+      | undefined;
+    if (!c) return;
+    this.#q('DELETE FROM {continuations} WHERE id = ?').run(continuationId);
+    this.#q(
+      `UPDATE {deliveries} SET status = 'succeeded', finished_at = ?
+       WHERE id = ? AND status = 'waiting_event' AND NOT EXISTS (SELECT 1 FROM {continuations} WHERE delivery_id = ?)`,
+    ).run(now, c.delivery_id, c.delivery_id);
+  }
+
+  #eventRow(id: string): Row | undefined {
+    return this.#q("SELECT * FROM {deliveries} WHERE kind = 'event' AND (run_id = ? OR id = ?) LIMIT 1").get(
+      id,
+      id,
+    ) as Row | undefined;
+  }
+
+  #run(row: Row): AxEventRun {
+    const d = toDelivery(row);
+    const sinks = (
+      this.#q("SELECT * FROM {deliveries} WHERE run_id = ? AND kind = 'sink' ORDER BY seq").all(
+        d.runId,
+      ) as Row[]
+    ).map(toDelivery);
+    return deliveryToRun(d, sinks);
+  }
+
+  async cancel(input: { id: string; now: number }): Promise<AxEventRun | null> {
+    return this.#tx(() => {
+      const row = this.#eventRow(input.id);
+      if (!row) return null;
+      const status = row.status as AxEventRunStatus;
+      if (status === 'queued' || status === 'failed' || status === 'waiting_event') {
+        this.#q(
+          "UPDATE {deliveries} SET status = 'cancelled', finished_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+        ).run(input.now, row.id);
+        this.#q('DELETE FROM {continuations} WHERE delivery_id = ?').run(row.id);
+      } else if (status === 'claimed' || status === 'running') {
+        this.#q('UPDATE {deliveries} SET cancel_requested = 1 WHERE id = ?').run(row.id);
+      }
+      return this.#run(this.#eventRow(input.id) as Row);
+    });
+  }
+
+  async putContinuations(input: {
+    deliveryId: string;
+    fencingToken: number;
+    now: number;
+    continuations: AxEventContinuation[];
+  }): Promise<boolean> {
+    return this.#tx(() => {
+      const row = this.#leased(input.deliveryId, input.fencingToken);
+      if (!row) return false;
+      const ids = parse<string[]>(row.continuation_ids) ?? [];
+      for (const c of input.continuations) {
+        const existing = this.#q(
+          'SELECT * FROM {continuations} WHERE scope = ? AND kind = ? AND value = ?',
+        ).get(c.scope, c.kind, c.value) as Row | undefined;
+        if (existing) {
+          const live = existing.expires_at === null || (existing.expires_at as number) > input.now;
+          if (live && existing.delivery_id !== input.deliveryId) {
+            throw new AxEventError(
+              'continuation_conflict',
+              `A live continuation of kind "${c.kind}" already exists`,
+            );
+          }
+          this.#q('DELETE FROM {continuations} WHERE id = ?').run(existing.id);
+        }
+        this.#q(
+          `INSERT INTO {continuations} (id, scope, kind, value, target_id, instance_key, run_id, delivery_id,
+             expires_at, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          c.id,
+          c.scope,
+          c.kind,
+          c.value,
+          c.targetId,
+          c.instanceKey,
+          c.runId,
+          input.deliveryId,
+          c.expiresAt,
+          json(c.metadata),
+          c.createdAt,
+        );
+        if (!ids.includes(c.id)) ids.push(c.id);
+      }
+      this.#q('UPDATE {deliveries} SET continuation_ids = ? WHERE id = ?').run(
+        JSON.stringify(ids),
+        input.deliveryId,
+      );
+      return true;
+    });
+  }
+
+  async findContinuation(input: { scope: string; kind: string; value: string; now: number }) {
+    if (this.#closed) throw new AxEventClosedError('SQLite event store');
+    const row = this.#q(
+      'SELECT * FROM {continuations} WHERE scope = ? AND kind = ? AND value = ? AND (expires_at IS NULL OR expires_at > ?)',
+    ).get(input.scope, input.kind, input.value, input.now) as Row | undefined;
+    return row ? toContinuation(row) : null;
+  }
+
+  async getRun(id: string): Promise<AxEventRun | null> {
+    return this.#tx(() => {
+      const row = this.#eventRow(id);
+      return row ? this.#run(row) : null;
+    });
+  }
+
+  async listDeadLetters(input: { limit?: number } = {}): Promise<AxEventDeadLetter[]> {
+    if (this.#closed) throw new AxEventClosedError('SQLite event store');
+    const rows = this.#q('SELECT * FROM {dead_letters} ORDER BY created_at, rowid LIMIT ?').all(
+      input.limit ?? 1000,
+    ) as Row[];
+    return rows.map((r) => ({
+      id: r.id as string,
+      kind: r.kind as 'delivery' | 'sink',
+      deliveryId: r.delivery_id as string,
+      runId: r.run_id as string,
+      sinkId: (r.sink_id as string | null) ?? null,
+      reason: r.reason as AxEventDeadLetter['reason'],
+      error: parse(r.error),
+      createdAt: r.created_at as number,
+    }));
+  }
+
+  async redrive(input: { deadLetterId: string; now: number }): Promise<string | null> {
+    return this.#tx(() => {
+      const letter = this.#q('SELECT * FROM {dead_letters} WHERE id = ?').get(input.deadLetterId) as
+        | Row
+        | undefined;
+      if (!letter) return null;
+      this.#q('DELETE FROM {dead_letters} WHERE id = ?').run(input.deadLetterId);
+      const row = this.#q('SELECT * FROM {deliveries} WHERE id = ?').get(letter.delivery_id) as
+        | Row
+        | undefined;
+      if (!row) return null;
+      if (isTerminalRunStatus(row.status as AxEventRunStatus)) {
+        this.#q(
+          `UPDATE {deliveries} SET status = 'queued', attempt = 0, due_at = ?, cancel_requested = 0, finished_at = NULL,
+             lease_owner = NULL, lease_until = NULL WHERE id = ?`,
+        ).run(input.now, row.id);
+      }
+      return row.id as string;
+    });
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    if (this.#closed) throw new AxEventClosedError('SQLite event store');
+    const row = this.#q(
+      `SELECT min(t) AS t FROM (
+         SELECT min(d.due_at) AS t FROM {deliveries} d WHERE d.status IN ('queued','failed')
+           AND (d.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM {deliveries} e
+             WHERE e.ordering_key = d.ordering_key AND e.seq < d.seq AND e.status IN ${PENDING}))
+         UNION ALL
+         SELECT min(lease_until) AS t FROM {deliveries} WHERE status IN ('claimed','running'))`,
+    ).get() as Row;
+    return (row.t as number | null) ?? null;
+  }
+
+  async countPending(): Promise<number> {
+    if (this.#closed) throw new AxEventClosedError('SQLite event store');
+    return (this.#q(`SELECT count(*) AS n FROM {deliveries} WHERE status IN ${PENDING}`).get() as Row)
+      .n as number;
+  }
+
+  async recoverLeases(input: { now: number }): Promise<number> {
+    return this.#tx(
+      () =>
+        this.#q(
+          "UPDATE {deliveries} SET lease_until = ? WHERE status IN ('claimed','running') AND lease_until > ?",
+        ).run(input.now, input.now).changes,
+    );
+  }
+
+  async prune(input: { now: number }): Promise<AxEventPruneResult> {
+    return this.#tx(() => {
+      const horizon = input.now - this.#o.retentionMs;
+      const continuations = this.#q(
+        'DELETE FROM {continuations} WHERE expires_at IS NOT NULL AND expires_at <= ?',
+      ).run(input.now).changes;
+      const dedupeKeys = this.#q('DELETE FROM {dedupe} WHERE created_at <= ?').run(horizon).changes;
+      const deadLetters = this.#q('DELETE FROM {dead_letters} WHERE created_at <= ?').run(
+        input.now - this.#o.deadLetterRetentionMs,
+      ).changes;
+      const old = this.#q(
+        `SELECT d.id, d.run_id FROM {deliveries} d
+         WHERE d.kind = 'event' AND d.status NOT IN ${PENDING} AND d.finished_at <= ?
+           AND NOT EXISTS (SELECT 1 FROM {dead_letters} l WHERE l.run_id = d.run_id)
+           AND NOT EXISTS (SELECT 1 FROM {continuations} c WHERE c.delivery_id = d.id)
+           AND NOT EXISTS (SELECT 1 FROM {deliveries} s WHERE s.run_id = d.run_id AND s.kind = 'sink'
+             AND s.status IN ${PENDING})`,
+      ).all(horizon) as Row[];
+      let deliveries = 0;
+      for (const r of old)
+        deliveries += this.#q('DELETE FROM {deliveries} WHERE run_id = ?').run(r.run_id).changes;
+      const events = this.#q(
+        'DELETE FROM {events} WHERE NOT EXISTS (SELECT 1 FROM {deliveries} d WHERE d.event_key = {events}.key)',
+      ).run().changes;
+      return { deliveries, events, dedupeKeys, continuations, deadLetters };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stmts.clear();
+    if (this.#owned) this.#db.close();
+  }
+}
