@@ -2,6 +2,8 @@
  * ax-mcp/node: what needs Node — the stdio transport, the DNS-checked keep-alive
  * fetch, durable stores.
  */
+
+export { AxMCPFileEraStore } from './node/file-era-store.js';
 export { type AxMCPNodeFetch, type AxMCPNodeFetchOptions, createNodeFetch } from './node/node-fetch.js';
 export {
   AxMCPProcessExitError,
