@@ -5,6 +5,8 @@
 
 import type { AxEventClock } from './clock.js';
 
+const RUNG = Symbol('rung');
+
 /** Wakes sleeping loops when something changed. */
 export class Doorbell {
   readonly #waiters = new Set<() => void>();
@@ -20,7 +22,7 @@ export class Doorbell {
   async wait(clock: AxEventClock, ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return;
     const controller = new AbortController();
-    const wake = () => controller.abort();
+    const wake = () => controller.abort(RUNG);
     this.#waiters.add(wake);
     signal?.addEventListener('abort', wake, { once: true });
     try {

@@ -12,6 +12,9 @@ export function cancelReason(): AxEventError {
   return new AxEventError('aborted', 'The run was cancelled');
 }
 
+/** Abort reason of a finished heartbeat loop (a plain value: no DOMException and stack per run). */
+const STOPPED = Symbol('lease stopped');
+
 /** A heartbeat loop for one delivery. */
 export class LeaseKeeper {
   readonly controller = new AbortController();
@@ -56,7 +59,7 @@ export class LeaseKeeper {
 
   /** Stop heart-beating (the run is over). */
   async stop(): Promise<void> {
-    this.#stop.abort();
+    this.#stop.abort(STOPPED);
     await this.#loop;
   }
 }

@@ -19,7 +19,7 @@ import type {
   EventStore,
 } from './store.js';
 import { isTerminalRunStatus } from './store.js';
-import { deliveryToRun, NUL, nextDueOf } from './store-helpers.js';
+import { copyDelivery, deliveryToRun, NUL, newDelivery, nextDueOf } from './store-helpers.js';
 
 /** Limits and retention of {@link AxMemoryEventStore}. */
 export interface AxMemoryEventStoreOptions {
@@ -62,6 +62,7 @@ export class AxMemoryEventStore implements EventStore {
   readonly #continuationKeys = new Map<string, string>();
   readonly #deadLetters = new Map<string, AxEventDeadLetter>();
   readonly #finished: { id: string; at: number }[] = [];
+  #finishedHead = 0;
   #seq = 0;
   #pending = 0;
   #pendingBytes = 0;
@@ -117,25 +118,13 @@ export class AxMemoryEventStore implements EventStore {
           ids.push(existing.id);
           continue;
         }
-        const d: AxEventDelivery = {
-          ...draft,
+        const d = newDelivery(draft, {
           kind: 'event',
           sinkId: null,
           eventKey: input.event.key,
           seq: ++this.#seq,
-          status: 'queued',
-          attempt: 0,
-          leaseOwner: null,
-          leaseUntil: null,
-          fencingToken: 0,
-          cancelRequested: false,
-          createdAt: input.now,
-          startedAt: null,
-          finishedAt: null,
-          output: null,
-          error: null,
-          continuationIds: [],
-        };
+          now: input.now,
+        });
         slot.refs++;
         slot.pendingRefs++;
         if (slot.pendingRefs === 1) this.#pendingBytes += slot.event.bytes;
@@ -173,13 +162,27 @@ export class AxMemoryEventStore implements EventStore {
       this.#ready.add(d.id);
       return;
     }
-    const queue = this.#queues.get(d.orderingKey) ?? [];
+    const queue = this.#queues.get(d.orderingKey);
+    if (!queue) {
+      this.#queues.set(d.orderingKey, [d]);
+      this.#ready.add(d.id);
+      return;
+    }
+    const last = queue[queue.length - 1] as AxEventDelivery;
+    if (last.seq < d.seq) {
+      // The common case: a new delivery goes to the back and the head does not change.
+      queue.push(d);
+      return;
+    }
+    // A redriven delivery may go back in front of later ones.
+    const head = queue[0] as AxEventDelivery;
     let i = queue.length;
     while (i > 0 && (queue[i - 1] as AxEventDelivery).seq > d.seq) i--;
     queue.splice(i, 0, d);
-    this.#queues.set(d.orderingKey, queue);
-    for (const q of queue) this.#ready.delete(q.id);
-    this.#ready.add((queue[0] as AxEventDelivery).id);
+    if (queue[0] !== head) {
+      this.#ready.delete(head.id);
+      this.#ready.add(d.id);
+    }
   }
 
   #dequeue(d: AxEventDelivery): void {
@@ -218,10 +221,14 @@ export class AxMemoryEventStore implements EventStore {
     d.leaseOwner = null;
     d.leaseUntil = null;
     if (d.kind === 'event') this.#finished.push({ id: d.id, at: now });
-    while (this.#finished.length > this.#o.maxRetainedRuns) {
-      const entry = this.#finished.shift() as { id: string; at: number };
+    while (this.#finished.length - this.#finishedHead > this.#o.maxRetainedRuns) {
+      const entry = this.#finished[this.#finishedHead++] as { id: string; at: number };
       const old = this.#deliveries.get(entry.id);
       if (old && old.finishedAt === entry.at && this.#evictable(old)) this.#forget(old);
+    }
+    if (this.#finishedHead > 4096 && this.#finishedHead * 2 > this.#finished.length) {
+      this.#finished.splice(0, this.#finishedHead);
+      this.#finishedHead = 0;
     }
   }
 
@@ -285,7 +292,7 @@ export class AxMemoryEventStore implements EventStore {
       d.leaseUntil = input.now + input.leaseMs;
       const event = d.eventKey ? (this.#events.get(d.eventKey)?.event ?? null) : null;
       claims.push({
-        delivery: { ...d, continuationIds: [...d.continuationIds] },
+        delivery: copyDelivery(d),
         event,
         recovered: expired,
         previousStatus,
@@ -347,29 +354,20 @@ export class AxMemoryEventStore implements EventStore {
   }
 
   #addSink(parent: AxEventDelivery, id: string, sinkId: string, now: number): void {
-    const s: AxEventDelivery = {
-      ...parent,
+    const draft = {
       id,
-      kind: 'sink',
-      sinkId,
-      eventKey: null,
+      runId: parent.runId,
+      routeId: parent.routeId,
+      action: parent.action,
+      targetId: parent.targetId,
+      instanceKey: parent.instanceKey,
       orderingKey: null,
-      coalesceKey: null,
-      seq: ++this.#seq,
-      status: 'queued',
-      attempt: 0,
       dueAt: now,
-      leaseOwner: null,
-      leaseUntil: null,
-      fencingToken: 0,
-      cancelRequested: false,
-      createdAt: now,
-      startedAt: null,
-      finishedAt: null,
-      output: null,
-      error: null,
-      continuationIds: [],
+      coalesceKey: null,
+      correlation: null,
+      planError: null,
     };
+    const s = newDelivery(draft, { kind: 'sink', sinkId, eventKey: null, seq: ++this.#seq, now });
     this.#insert(s);
     const list = this.#sinks.get(parent.runId) ?? [];
     list.push(id);

@@ -22,7 +22,7 @@ import type {
   EventStore,
 } from '../events/store.js';
 import { isTerminalRunStatus } from '../events/store.js';
-import { deliveryToRun } from '../events/store-helpers.js';
+import { copyDelivery, deliveryToRun } from '../events/store-helpers.js';
 import { SCHEMA_VERSION, schemaStatements } from './sqlite-event-store-schema.js';
 
 /** Options of {@link AxSQLiteEventStore}. */
@@ -310,14 +310,13 @@ export class AxSQLiteEventStore implements EventStore {
       return rows.map((row) => {
         const previous = toDelivery(row);
         update.run(input.workerId, input.now + input.leaseMs, previous.id);
-        const delivery: AxEventDelivery = {
-          ...previous,
+        const delivery = copyDelivery(previous, {
           status: 'claimed',
           attempt: previous.attempt + 1,
           fencingToken: previous.fencingToken + 1,
           leaseOwner: input.workerId,
           leaseUntil: input.now + input.leaseMs,
-        };
+        });
         const ev = delivery.eventKey
           ? (this.#q('SELECT * FROM {events} WHERE key = ?').get(delivery.eventKey) as Row | undefined)
           : undefined;
