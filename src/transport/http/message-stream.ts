@@ -1,5 +1,5 @@
 import { AxMCPProtocolError } from '../../protocol/errors.js';
-import { type JSONRPCMessage, parseJSONRPCMessage } from '../../protocol/jsonrpc.js';
+import { type JSONRPCMessage, parseJSONRPCBody } from '../../protocol/jsonrpc.js';
 import { readSSE } from '../../protocol/sse.js';
 
 /** One JSON-RPC message read from an SSE stream, with the event id it came with. */
@@ -37,9 +37,10 @@ export async function* readSSEMessages(
   });
   for await (const event of events) {
     if (event.data === '' || (event.event !== undefined && event.event !== 'message')) continue;
-    let message: JSONRPCMessage;
+    let messages: JSONRPCMessage[];
     try {
-      message = parseJSONRPCMessage(event.data);
+      // 2025-03-26 servers may put a batch in one event.
+      messages = parseJSONRPCBody(event.data);
     } catch (error) {
       if (error instanceof AxMCPProtocolError) {
         onInvalid(error);
@@ -47,6 +48,6 @@ export async function* readSSEMessages(
       }
       throw error;
     }
-    yield event.id ? { message, eventId: event.id } : { message };
+    for (const message of messages) yield event.id ? { message, eventId: event.id } : { message };
   }
 }

@@ -300,7 +300,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
           onInvalid,
         )) {
           if (isResponse(incoming)) {
-            if (incoming.id === message.id) return incoming;
+            const answer = answerFor(incoming, message);
+            if (answer) return answer;
             continue;
           }
           this.#dispatch(incoming, eventId, message);
@@ -341,7 +342,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     let answer: JSONRPCResponse | undefined;
     for (const message of parseJSONRPCBody(text)) {
       if (isResponse(message)) {
-        if (message.id === request.id) answer = message;
+        answer = answerFor(message, request) ?? answer;
         continue;
       }
       this.#dispatch(message, undefined, request);
@@ -514,6 +515,17 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     if (this.#closed)
       throw new AxMCPTransportError('closed', 'The transport was closed', { endpoint: this.endpoint });
   }
+}
+
+/**
+ * A response answers this request when it carries its id — or, being an error, no id
+ * at all: a POST carries exactly one request, so an id-less error can only be about it.
+ */
+function answerFor(response: JSONRPCResponse, request: JSONRPCRequest): JSONRPCResponse | undefined {
+  if (response.id === request.id) return response;
+  if (response.id === null && 'error' in response)
+    return { jsonrpc: '2.0', id: request.id, error: response.error };
+  return undefined;
 }
 
 function isEventStream(response: Response): boolean {
