@@ -55,13 +55,31 @@ export function schemaStatements(t: (name: string) => string, fromVersion: numbe
        continuation_ids TEXT NOT NULL DEFAULT '[]')`,
     `CREATE UNIQUE INDEX IF NOT EXISTS ${t('deliveries_run')} ON ${t('deliveries')} (run_id) WHERE kind = 'event'`,
     `CREATE INDEX IF NOT EXISTS ${t('deliveries_run_all')} ON ${t('deliveries')} (run_id, kind)`,
-    `CREATE INDEX IF NOT EXISTS ${t('deliveries_due')} ON ${t('deliveries')} (status, due_at)`,
+    // Claim scans this in (due_at, seq) order and stops at its limit.
+    `CREATE INDEX IF NOT EXISTS ${t('deliveries_claimable')} ON ${t('deliveries')} (due_at, seq)
+       WHERE status IN ('queued','failed')`,
+    `CREATE INDEX IF NOT EXISTS ${t('deliveries_leased')} ON ${t('deliveries')} (lease_until)
+       WHERE status IN ('claimed','running')`,
+    `CREATE INDEX IF NOT EXISTS ${t('deliveries_pending')} ON ${t('deliveries')} (status) WHERE status IN ${pending}`,
     `CREATE INDEX IF NOT EXISTS ${t('deliveries_order')} ON ${t('deliveries')} (ordering_key, seq)
        WHERE status IN ${pending}`,
     `CREATE INDEX IF NOT EXISTS ${t('deliveries_coalesce')} ON ${t('deliveries')} (coalesce_key)
        WHERE coalesce_key IS NOT NULL`,
     `CREATE INDEX IF NOT EXISTS ${t('deliveries_event')} ON ${t('deliveries')} (event_key)`,
     `CREATE INDEX IF NOT EXISTS ${t('deliveries_finished')} ON ${t('deliveries')} (finished_at)`,
+    // The pending-delivery count, kept exact by triggers so append need not count rows.
+    `CREATE TABLE IF NOT EXISTS ${t('counters')} (name TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+    `INSERT OR IGNORE INTO ${t('counters')} (name, value) VALUES ('pending', 0)`,
+    `CREATE TRIGGER IF NOT EXISTS ${t('pending_insert')} AFTER INSERT ON ${t('deliveries')}
+       WHEN NEW.status IN ${pending}
+       BEGIN UPDATE ${t('counters')} SET value = value + 1 WHERE name = 'pending'; END`,
+    `CREATE TRIGGER IF NOT EXISTS ${t('pending_delete')} AFTER DELETE ON ${t('deliveries')}
+       WHEN OLD.status IN ${pending}
+       BEGIN UPDATE ${t('counters')} SET value = value - 1 WHERE name = 'pending'; END`,
+    `CREATE TRIGGER IF NOT EXISTS ${t('pending_update')} AFTER UPDATE OF status ON ${t('deliveries')}
+       WHEN (OLD.status IN ${pending}) <> (NEW.status IN ${pending})
+       BEGIN UPDATE ${t('counters')} SET value = value + (CASE WHEN NEW.status IN ${pending} THEN 1 ELSE -1 END)
+         WHERE name = 'pending'; END`,
     `CREATE TABLE IF NOT EXISTS ${t('continuations')} (
        id TEXT PRIMARY KEY,
        scope TEXT NOT NULL,

@@ -91,6 +91,57 @@ describe('AxSQLiteEventStore', () => {
     await store.close();
   });
 
+  it('keeps its pending counter equal to the real count through every kind of change', async () => {
+    const db = new Database(':memory:');
+    const store = new AxSQLiteEventStore({ database: db });
+    const clock = new AxManualEventClock(0);
+    let calls = 0;
+    const flaky = eventTarget('flaky')
+      .retrySafety('idempotent')
+      .invoke(() => {
+        if (++calls % 3 === 0) throw new Error('every third fails');
+        return calls;
+      })
+      .sink({ id: 'log', write: () => undefined })
+      .build();
+    const runtime = eventRuntime({
+      routes: [eventRoute('r').types('x').wake(flaky).build()],
+      store,
+      clock,
+      scheduling: 'host',
+      maxAttempts: 2,
+      retryBaseMs: 10,
+    });
+    const real = () =>
+      (
+        db
+          .prepare(
+            "SELECT count(*) AS n FROM ax_event_deliveries WHERE status IN ('queued','failed','claimed','running')",
+          )
+          .get() as { n: number }
+      ).n;
+    const receipts = [];
+    for (let i = 0; i < 30; i++)
+      receipts.push(await runtime.publish({ event: { id: `${i}`, source: 's', type: 'x' } }));
+    expect(await store.countPending()).toBe(real());
+    await runtime.cancelRun(receipts[0]?.deliveryIds[0] as string);
+    await runtime.runDue({ limit: 10 });
+    expect(await store.countPending()).toBe(real());
+    for (let i = 0; i < 5; i++) {
+      clock.advance(100);
+      await runtime.runDue();
+    }
+    for (const letter of await runtime.listDeadLetters()) await runtime.redrive(letter.id);
+    expect(await store.countPending()).toBe(real());
+    await runtime.runDue();
+    clock.advance(10 * 24 * 60 * 60 * 1000);
+    await store.prune({ now: clock.now() });
+    expect(await store.countPending()).toBe(real());
+    await runtime.close();
+    await store.close();
+    db.close();
+  });
+
   it('refuses a schema newer than it knows', async () => {
     const filename = dbFile();
     const db = new Database(filename);

@@ -118,6 +118,7 @@ export class AxSQLiteEventStore implements EventStore {
   readonly #t: (name: string) => string;
   readonly #o: Required<Omit<AxSQLiteEventStoreOptions, 'database' | 'tablePrefix'>>;
   readonly #stmts = new Map<string, BetterSqlite3.Statement>();
+  readonly #runTx: BetterSqlite3.Transaction<(fn: () => unknown) => unknown>;
   #closed = false;
 
   /**
@@ -166,6 +167,7 @@ export class AxSQLiteEventStore implements EventStore {
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('foreign_keys = OFF');
     this.#migrate();
+    this.#runTx = this.#db.transaction((fn: () => unknown) => fn());
   }
 
   #migrate(): void {
@@ -203,7 +205,7 @@ export class AxSQLiteEventStore implements EventStore {
   #tx<T>(fn: () => T): Promise<T> {
     if (this.#closed) return Promise.reject(new AxEventClosedError('SQLite event store'));
     try {
-      return Promise.resolve(this.#db.transaction(fn).immediate());
+      return Promise.resolve(this.#runTx.immediate(fn) as T);
     } catch (error) {
       if (error instanceof AxEventError) return Promise.reject(error);
       return Promise.reject(
@@ -224,9 +226,7 @@ export class AxSQLiteEventStore implements EventStore {
       }
       const ids: string[] = [];
       if (input.deliveries.length > 0) {
-        const pending = (
-          this.#q(`SELECT count(*) AS n FROM {deliveries} WHERE status IN ${PENDING}`).get() as Row
-        ).n as number;
+        const pending = this.#pending();
         if (pending + input.deliveries.length > this.#o.maxPendingDeliveries) {
           return { status: 'full', reason: `${pending} pending deliveries` };
         }
@@ -294,15 +294,20 @@ export class AxSQLiteEventStore implements EventStore {
     limit: number;
   }): Promise<AxEventClaim[]> {
     return this.#tx(() => {
+      const head = `(d.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM {deliveries} e
+        WHERE e.ordering_key = d.ordering_key AND e.seq < d.seq AND e.status IN ${PENDING}))`;
+      // Expired leases first (crash recovery), then due work in (due_at, seq) order.
       const rows = this.#q(
-        `SELECT d.* FROM {deliveries} d
-         WHERE ((d.status IN ('queued','failed') AND d.due_at <= @now)
-             OR (d.status IN ('claimed','running') AND d.lease_until <= @now))
-           AND (d.ordering_key IS NULL OR NOT EXISTS (
-             SELECT 1 FROM {deliveries} e WHERE e.ordering_key = d.ordering_key AND e.seq < d.seq
-               AND e.status IN ${PENDING}))
-         ORDER BY d.due_at, d.seq LIMIT @limit`,
+        `SELECT d.* FROM {deliveries} d WHERE d.status IN ('claimed','running') AND d.lease_until <= @now
+           AND ${head} ORDER BY d.lease_until LIMIT @limit`,
       ).all({ now: input.now, limit: input.limit }) as Row[];
+      if (rows.length < input.limit) {
+        const due = this.#q(
+          `SELECT d.* FROM {deliveries} d WHERE d.status IN ('queued','failed') AND d.due_at <= @now
+             AND ${head} ORDER BY d.due_at, d.seq LIMIT @limit`,
+        ).all({ now: input.now, limit: input.limit - rows.length }) as Row[];
+        rows.push(...due);
+      }
       const update = this.#q(
         `UPDATE {deliveries} SET status = 'claimed', attempt = attempt + 1, fencing = fencing + 1,
            lease_owner = ?, lease_until = ? WHERE id = ?`,
@@ -568,21 +573,27 @@ export class AxSQLiteEventStore implements EventStore {
 
   async nextDueAt(): Promise<number | null> {
     if (this.#closed) throw new AxEventClosedError('SQLite event store');
-    const row = this.#q(
-      `SELECT min(t) AS t FROM (
-         SELECT min(d.due_at) AS t FROM {deliveries} d WHERE d.status IN ('queued','failed')
-           AND (d.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM {deliveries} e
-             WHERE e.ordering_key = d.ordering_key AND e.seq < d.seq AND e.status IN ${PENDING}))
-         UNION ALL
-         SELECT min(lease_until) AS t FROM {deliveries} WHERE status IN ('claimed','running'))`,
+    const due = this.#q(
+      `SELECT d.due_at AS t FROM {deliveries} d WHERE d.status IN ('queued','failed')
+         AND (d.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM {deliveries} e
+           WHERE e.ordering_key = d.ordering_key AND e.seq < d.seq AND e.status IN ${PENDING}))
+       ORDER BY d.due_at, d.seq LIMIT 1`,
+    ).get() as Row | undefined;
+    const leased = this.#q(
+      "SELECT min(lease_until) AS t FROM {deliveries} WHERE status IN ('claimed','running')",
     ).get() as Row;
+    const times = [due?.t, leased.t].filter((t): t is number => typeof t === 'number');
+    const row = { t: times.length > 0 ? Math.min(...times) : null };
     return (row.t as number | null) ?? null;
   }
 
   async countPending(): Promise<number> {
     if (this.#closed) throw new AxEventClosedError('SQLite event store');
-    return (this.#q(`SELECT count(*) AS n FROM {deliveries} WHERE status IN ${PENDING}`).get() as Row)
-      .n as number;
+    return this.#pending();
+  }
+
+  #pending(): number {
+    return (this.#q("SELECT value AS n FROM {counters} WHERE name = 'pending'").get() as Row).n as number;
   }
 
   async recoverLeases(input: { now: number }): Promise<number> {
