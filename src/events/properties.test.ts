@@ -10,9 +10,13 @@ import { eventRuntime } from './runtime.js';
 import { eventTarget } from './target-builder.js';
 
 const part = fc.option(fc.constantFrom('a', 'b', 'a/b', '%2F', 'ü'), { nil: undefined });
-const identity: fc.Arbitrary<AxEventIdentity> = fc
-  .record({ tenantId: part, accountId: part, userId: part, sessionId: part })
-  .map((i) => Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined)));
+// Anonymous identities are drawn as often as attributed ones.
+const identity: fc.Arbitrary<AxEventIdentity> = fc.oneof(
+  fc.constant({}),
+  fc
+    .record({ tenantId: part, accountId: part, userId: part, sessionId: part })
+    .map((i) => Object.fromEntries(Object.entries(i).filter(([, v]) => v !== undefined))),
+);
 const trust: fc.Arbitrary<AxEventTrust | undefined> = fc.constantFrom(
   'trusted',
   'authenticated',

@@ -30,8 +30,11 @@ function positive(value: number | undefined, fallback: number, name: string, min
  * `registerTarget(...)`, `addSource(...)`, `start()`. Builder form: {@link eventRuntime}.
  */
 export class AxEventRuntime {
+  /** The store this runtime reads and writes (given, or a memory store it owns). */
   readonly store: EventStore;
+  /** The clock every time and sleep goes through. */
   readonly clock: AxEventClock;
+  /** The lease owner name of this runtime's claims. */
   readonly workerId: string;
   readonly #routes = new Map<string, AxEventRouteDefinition>();
   readonly #targets = new Map<string, AxEventTargetDefinition>();
@@ -117,7 +120,7 @@ export class AxEventRuntime {
     return this;
   }
 
-  /** Add a source; after `start()` it is checked and started at once. */
+  /** Add a source (await it); after `start()` it is checked and started at once. */
   async addSource(source: AxEventSource): Promise<void> {
     if (this.#sources.has(source.id)) throw new AxEventConfigError(`Source ${source.id} is added twice`);
     if (this.#started) this.#checkDurability(source);
@@ -216,7 +219,11 @@ export class AxEventRuntime {
     return this.store.listDeadLetters(options);
   }
 
-  /** Requeue a dead letter's delivery (or sink write) with fresh attempts; `null` if unknown. */
+  /**
+   * Requeue a dead letter's delivery (or sink write) with fresh attempts; `null` if unknown.
+   * Redriving an `outcome_unknown` run replays its target: that is the one way a run with an
+   * unknown outcome runs again, and it is the caller's explicit decision.
+   */
   async redrive(deadLetterId: string): Promise<string | null> {
     const id = await this.store.redrive({ deadLetterId, now: this.clock.now() });
     if (id) this.#work.ring();
