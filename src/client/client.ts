@@ -113,6 +113,7 @@ export class AxMCPClient {
   /** The one notification stream this client keeps (GET stream or listen stream), and who holds it. */
   #stream: SharedStream | undefined;
   #streamHolds = 0;
+  #keepStreamForServerRequests = false;
   /** Resource URIs subscribed on the wire (in the 2026-07-28 era: in the listen filter). */
   readonly #wiredUris = new Set<string>();
   readonly #toolHeaders: ToolHeaderIndex;
@@ -536,7 +537,14 @@ export class AxMCPClient {
 
   /** Subscriptions need the stream their updates arrive on; without them and without handles it stops. */
   #stopStreamIfUnused(): void {
-    if (this.#streamHolds > 0 || this.#wiredUris.size > 0 || !this.#stream) return;
+    if (
+      this.#streamHolds > 0 ||
+      this.#wiredUris.size > 0 ||
+      this.#keepStreamForServerRequests ||
+      !this.#stream
+    ) {
+      return;
+    }
     this.#stream.close();
     this.#stream = undefined;
   }
@@ -663,7 +671,15 @@ export class AxMCPClient {
     });
     this.#wire = wire;
     this.#adopt(identity);
-    if (wire.era === 'legacy') await this.#applyLogLevel();
+    if (wire.era === 'legacy') {
+      await this.#applyLogLevel();
+      // Legacy servers may send their requests (sampling, elicitation, roots) on the standalone
+      // stream alone: keep it open whenever a handler could answer them.
+      if (options.sampling || options.elicitation || options.roots) {
+        this.#keepStreamForServerRequests = true;
+        this.#ensureStream();
+      }
+    }
   }
 
   #taskDeps() {
@@ -818,9 +834,11 @@ export class AxMCPClient {
     const page = parse(
       await this.#send({ method, ...(params ? { params } : {}), idempotent: true, ...callOptions(options) }),
     );
-    return page.nextCursor === undefined
-      ? { [kind]: page.items }
-      : { [kind]: page.items, nextCursor: page.nextCursor };
+    let items = page.items;
+    // The same tools the catalog admits: a tool with invalid header annotations cannot be called.
+    if (kind === 'tools' && this.#wire instanceof ModernWire)
+      items = this.#toolHeaders.callable(items as AxMCPTool[]);
+    return page.nextCursor === undefined ? { [kind]: items } : { [kind]: items, nextCursor: page.nextCursor };
   }
 
   async #findTool(name: string): Promise<AxMCPTool | undefined> {
@@ -828,6 +846,14 @@ export class AxMCPClient {
       throw new AxMCPUnsupportedError('The server does not offer tools', this.#where());
     }
     if (!this.#catalog.isLoaded('tools')) await this.#catalog.load(['tools']);
+    const dropped = this.#toolHeaders.droppedReason(name);
+    if (dropped !== undefined) {
+      throw new AxMCPError(
+        'invalid_argument',
+        `Tool "${name}" was dropped: invalid x-mcp-header (${dropped})`,
+        this.#where(),
+      );
+    }
     let tool = this.#catalog.tool(name);
     if (!tool) {
       await this.#catalog.refresh('tools');

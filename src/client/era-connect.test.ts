@@ -154,3 +154,32 @@ describe('era classification (mcp-wire §1.5)', () => {
     expect(sent.map((request) => request.method)).toEqual(['initialize']);
   });
 });
+
+describe('era classification, edge answers', () => {
+  it('a success that is not a discover result means legacy', async () => {
+    const { era, methods } = await eraOf('http', legacyServer({ result: {} }));
+    expect(era).toBe('legacy');
+    expect(methods.slice(0, 2)).toEqual(['server/discover', 'initialize']);
+  });
+
+  it('-32022 naming the refused version itself is retried once', async () => {
+    let discovers = 0;
+    const { era, methods } = await eraOf('http', (request) => {
+      if (request.method !== 'server/discover') return { result: {} };
+      discovers++;
+      if (discovers === 1) {
+        return {
+          status: 400,
+          error: {
+            code: -32022,
+            message: 'try again',
+            data: { supported: ['2026-07-28'], requested: '2026-07-28' },
+          },
+        };
+      }
+      return { result: DISCOVER };
+    });
+    expect(era).toBe('modern');
+    expect(methods).toEqual(['server/discover', 'server/discover']);
+  });
+});

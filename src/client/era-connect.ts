@@ -94,7 +94,8 @@ function looksLegacy(
   if (abortReason instanceof ProbeTimeout) return stdio;
   if (error instanceof AxMCPProtocolError) {
     if (MODERN_ERRORS.has(error.rpcCode)) return false;
-    if (error.code !== 'protocol_error') return stdio;
+    // A success that is no discover result comes from a server that does not know the method.
+    if (error.code !== 'protocol_error') return true;
     if (error.rpcCode === RPC.methodNotFound && status === 404) return false;
     return true;
   }

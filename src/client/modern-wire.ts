@@ -222,9 +222,8 @@ export class ModernWire implements Wire {
       if (!(error instanceof AxMCPProtocolError) || error.rpcCode !== RPC.unsupportedVersion) throw error;
       const supported =
         isObject(error.data) && Array.isArray(error.data.supported) ? error.data.supported : [];
-      const mutual = MODERN_PROTOCOL_VERSIONS.find(
-        (version) => version !== this.#version && supported.includes(version),
-      );
+      // The server may list the very version it refused (a transient refusal): one retry either way.
+      const mutual = MODERN_PROTOCOL_VERSIONS.find((version) => supported.includes(version));
       if (!mutual) throw error;
       this.#version = mutual;
       return await this.#send(request);

@@ -12,6 +12,7 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
  */
 export class ToolHeaderIndex {
   #byTool = new Map<string, readonly ToolParamHeader[]>();
+  #dropped = new Map<string, string>();
   readonly #warn: (message: string) => void;
 
   constructor(warn: (message: string) => void) {
@@ -21,23 +22,36 @@ export class ToolHeaderIndex {
   /** Returns the tools a modern client may call; indexes their headers. */
   admit(tools: AxMCPTool[], revision: number, namespace: string): AxMCPTool[] {
     const index = new Map<string, readonly ToolParamHeader[]>();
+    const droppedNow = new Map<string, string>();
     const dropped: string[] = [];
     const admitted = tools.filter((tool) => {
       const derived = toolParamHeaders(tool.inputSchema);
       if (!derived.ok) {
         dropped.push(`${tool.name} (${derived.reason})`);
+        droppedNow.set(tool.name, derived.reason);
         return false;
       }
       if (derived.headers.length > 0) index.set(tool.name, derived.headers);
       return true;
     });
     this.#byTool = index;
+    this.#dropped = droppedNow;
     if (dropped.length > 0) {
       this.#warn(
         `[ax-mcp ${namespace}] catalog revision ${revision}: dropped ${dropped.length} tool(s) with invalid x-mcp-header annotations: ${dropped.join('; ')}`,
       );
     }
     return admitted;
+  }
+
+  /** Why the current catalog dropped `tool`, if it did. */
+  droppedReason(tool: string): string | undefined {
+    return this.#dropped.get(tool);
+  }
+
+  /** The tools of one raw page a modern client may call (no warning, no index change). */
+  callable(tools: AxMCPTool[]): AxMCPTool[] {
+    return tools.filter((tool) => toolParamHeaders(tool.inputSchema).ok);
   }
 
   valuesFor(tool: string, args: unknown): Record<string, string> | undefined {
