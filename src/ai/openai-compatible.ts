@@ -1,0 +1,186 @@
+/**
+ * {@link AxAIOpenAICompatible}: any provider that speaks OpenAI chat completions (OpenAI,
+ * Azure-style gateways, vLLM, Ollama, LM Studio, OpenRouter, …) over `fetch`.
+ */
+import { AxAIError } from './errors.js';
+import { type AxAIHTTPSettings, postJSON, readText } from './http.js';
+import { readChatStream } from './openai-stream.js';
+import { parseResponse, requestBody } from './openai-wire.js';
+import type {
+  AxAICapabilities,
+  AxAIChatRequest,
+  AxAIChatResponse,
+  AxAIChatStreamEvent,
+  AxAIMediaSupport,
+  AxAIService,
+} from './types.js';
+
+/** Options of {@link AxAIOpenAICompatible}. */
+export interface AxAIOpenAICompatibleOptions extends AxAIHTTPSettings {
+  /** Sent as `Authorization: Bearer <apiKey>`; never logged or put into errors. Optional for local servers. */
+  apiKey?: string;
+  /** The API root, for example `https://api.openai.com/v1` (the default). `/chat/completions` is appended. */
+  baseURL?: string;
+  /** The model every request uses unless the request names one. */
+  model: string;
+  /** Extra headers (for example `OpenAI-Organization`). */
+  headers?: Record<string, string>;
+  /** A name for errors and traces (default `openai-compatible`). */
+  name?: string;
+  /**
+   * What the provider and model can do. Defaults: tools, streaming and structured outputs on;
+   * images on, audio and files off, in user messages and in tool results.
+   */
+  capabilities?: {
+    tools?: boolean;
+    streaming?: boolean;
+    structuredOutputs?: boolean;
+    userParts?: Partial<AxAIMediaSupport>;
+    toolResultParts?: Partial<AxAIMediaSupport>;
+  };
+}
+
+const DEFAULT_MEDIA: AxAIMediaSupport = { image: true, audio: false, file: false };
+
+/**
+ * An OpenAI-compatible chat-completions service: tools, JSON-schema structured outputs,
+ * streaming SSE, typed errors ({@link AxAIError}), and retries of 429 and 5xx answers
+ * that honour `Retry-After`.
+ *
+ * @example
+ * ```ts
+ * const llm = new AxAIOpenAICompatible({ apiKey: process.env.OPENAI_API_KEY, model: 'gpt-4.1-mini' });
+ * const local = new AxAIOpenAICompatible({ baseURL: 'http://127.0.0.1:11434/v1', model: 'qwen3' });
+ * ```
+ */
+export class AxAIOpenAICompatible implements AxAIService {
+  readonly name: string;
+  readonly capabilities: AxAICapabilities;
+  /** The default model. */
+  readonly model: string;
+  readonly #url: string;
+  readonly #headers: Record<string, string>;
+  readonly #settings: AxAIHTTPSettings;
+
+  constructor(options: AxAIOpenAICompatibleOptions) {
+    if (typeof options?.model !== 'string' || options.model === '') {
+      throw new AxAIError('invalid_request', 'AxAIOpenAICompatible needs a model');
+    }
+    const base = options.baseURL ?? 'https://api.openai.com/v1';
+    let url: URL;
+    try {
+      url = new URL(base.endsWith('/') ? base : `${base}/`);
+    } catch (cause) {
+      throw new AxAIError('invalid_request', 'AxAIOpenAICompatible: baseURL is not a URL', { cause });
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new AxAIError('invalid_request', 'AxAIOpenAICompatible: baseURL must be http(s)');
+    }
+    this.#url = new URL('chat/completions', url).href;
+    this.name = options.name ?? 'openai-compatible';
+    this.model = options.model;
+    const caps = options.capabilities ?? {};
+    this.capabilities = Object.freeze({
+      tools: caps.tools ?? true,
+      streaming: caps.streaming ?? true,
+      structuredOutputs: caps.structuredOutputs ?? true,
+      userParts: Object.freeze({ ...DEFAULT_MEDIA, ...caps.userParts }),
+      toolResultParts: Object.freeze({ ...DEFAULT_MEDIA, ...caps.toolResultParts }),
+    });
+    this.#headers = {
+      ...options.headers,
+      'content-type': 'application/json',
+      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    };
+    const {
+      apiKey: _key,
+      baseURL: _url,
+      model: _model,
+      headers: _headers,
+      name: _name,
+      capabilities: _caps,
+      ...settings
+    } = options;
+    this.#settings = settings;
+  }
+
+  /** Sends the conversation and returns the model's answer. */
+  async chat(request: AxAIChatRequest): Promise<AxAIChatResponse> {
+    const label = { provider: this.name, model: request.model ?? this.model };
+    const body = JSON.stringify(requestBody(request, this.model, this.capabilities, false));
+    const open = await postJSON(this.#url, this.#headers, body, this.#settings, label, request.signal);
+    let text: string;
+    try {
+      text = await readText(
+        open.response,
+        this.#settings.maxResponseBytes ?? 16 * 1024 * 1024,
+        open.deadline,
+      );
+    } catch (error) {
+      throw open.deadline.failure(error, label, open.attempts);
+    } finally {
+      open.deadline.dispose();
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (cause) {
+      throw new AxAIError('invalid_response', `${this.name} sent a body that is not JSON`, {
+        ...label,
+        cause,
+      });
+    }
+    return parseResponse(parsed, this.name);
+  }
+
+  /** Streams the answer over SSE; yields text and tool-call deltas, then `finish`. */
+  async *streamingChat(request: AxAIChatRequest): AsyncGenerator<AxAIChatStreamEvent> {
+    if (!this.capabilities.streaming) {
+      yield { type: 'finish', response: await this.chat(request) };
+      return;
+    }
+    const label = { provider: this.name, model: request.model ?? this.model };
+    const body = JSON.stringify(requestBody(request, this.model, this.capabilities, true));
+    const open = await postJSON(this.#url, this.#headers, body, this.#settings, label, request.signal);
+    try {
+      const type = open.response.headers.get('content-type') ?? '';
+      if (!open.response.body) throw new AxAIError('invalid_response', `${this.name} sent no body`, label);
+      if (!type.includes('text/event-stream')) {
+        // Some gateways ignore `stream: true` and answer with one JSON body.
+        const text = await readText(
+          open.response,
+          this.#settings.maxResponseBytes ?? 16 * 1024 * 1024,
+          open.deadline,
+        );
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch (cause) {
+          throw new AxAIError('invalid_response', `${this.name} sent a body that is not JSON`, {
+            ...label,
+            cause,
+          });
+        }
+        const response = parseResponse(parsed, this.name);
+        if (response.message.content) yield { type: 'text', delta: response.message.content };
+        yield { type: 'finish', response };
+        return;
+      }
+      yield* readChatStream(
+        open.response.body,
+        open.deadline,
+        this.name,
+        this.#settings.maxResponseBytes ?? 16 * 1024 * 1024,
+      );
+    } catch (error) {
+      throw open.deadline.failure(error, label, open.attempts);
+    } finally {
+      open.deadline.dispose();
+    }
+  }
+}
+
+/** Creates an {@link AxAIOpenAICompatible} service. */
+export function axOpenAICompatible(options: AxAIOpenAICompatibleOptions): AxAIOpenAICompatible {
+  return new AxAIOpenAICompatible(options);
+}
