@@ -1,0 +1,2 @@
+/** `ax-mcp/demo` entry point: the dual-era demo MCP server. Node only. */
+export * from './demo/index.js';
