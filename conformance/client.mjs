@@ -12,7 +12,12 @@
 //
 // AX_CONFORMANCE_ERA=auto|legacy|modern overrides the era chosen from the scenario.
 
-import { AxMCPClient, AxMCPError, AxMCPStreamableHTTPTransport } from '../dist/index.js';
+import {
+  AxMCPClient,
+  AxMCPError,
+  AxMCPSkillVerificationError,
+  AxMCPStreamableHTTPTransport,
+} from '../dist/index.js';
 
 const MODERN = '2026-07-28';
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
@@ -341,10 +346,28 @@ for (const name of [
   SCENARIOS[name] = async (client) => {
     await connect(client);
     step = 'skills/list';
-    throw new HostCheckFailed(
-      'ax-mcp has no API for the SEP-2640 skills extension (io.modelcontextprotocol/skills: skills/list and ' +
-        'verified skill reads), and no generic request method to send skills/list with',
-    );
+    const { skills } = await client.listSkills();
+    expect(skills.length > 0, 'the server listed no skills');
+    // Listing must not fetch anything: a host reads a skill's files only when it loads the skill.
+    if (name === 'sep-2640-client-no-prefetch') return;
+    const [skill] = skills;
+    step = `load ${skill.uri}`;
+    let loaded;
+    try {
+      loaded = await client.loadSkill(skill);
+    } catch (error) {
+      if (error instanceof AxMCPSkillVerificationError) {
+        log(`refused the skill as expected: ${error.message}`);
+        return;
+      }
+      throw error;
+    }
+    // Verified: the supporting files may now be read, each verified too.
+    for (const file of skill.resources === 'dynamic' ? [] : skill.resources) {
+      if (file.uri === skill.uri) continue;
+      step = `read ${file.uri}`;
+      await client.readSkillFile(loaded, file.uri);
+    }
   };
 }
 

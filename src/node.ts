@@ -6,6 +6,11 @@
 export { AxMCPFileEraStore } from './node/file-era-store.js';
 export { type AxMCPNodeFetch, type AxMCPNodeFetchOptions, createNodeFetch } from './node/node-fetch.js';
 export {
+  AxSQLiteEventStore,
+  type AxSQLiteEventStoreOpenOptions,
+  type AxSQLiteEventStoreOptions,
+} from './node/sqlite-event-store.js';
+export {
   AxMCPProcessExitError,
   AxMCPStdioTransport,
   type AxMCPStdioTransportOptions,

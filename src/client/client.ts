@@ -2,8 +2,10 @@ import { linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
   AxMCPError,
+  AxMCPProtocolError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
+  RPC,
 } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
@@ -17,6 +19,7 @@ import {
   type AxMCPPrompt,
   type AxMCPReadResourceResult,
   type AxMCPResource,
+  type AxMCPResourceContents,
   type AxMCPResourceTemplate,
   type AxMCPServerCapabilities,
   type AxMCPTool,
@@ -51,6 +54,18 @@ import {
   capabilitiesFor,
   fulfilServerRequest,
 } from './server-requests.js';
+import {
+  type AxMCPLoadedSkill,
+  type AxMCPSkill,
+  AxMCPSkillVerificationError,
+  contentBytes,
+  frontmatterDifference,
+  listedFile,
+  parseSkill,
+  SKILLS_EXTENSION,
+  skillFrontmatter,
+  verifySkillFile,
+} from './skills.js';
 import { SubscriptionOwners } from './subscription-owners.js';
 import { LegacyTasks } from './tasks/legacy-tasks.js';
 import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
@@ -480,6 +495,86 @@ export class AxMCPClient {
     return this.#owners.uris().map((uri) => ({ uri, owners: this.#owners.owners(uri) }));
   }
 
+  /** One page of the server's skills (`skills/list`, the Skills extension). Lists only: no file is read. */
+  async listSkills(
+    cursor?: string,
+    options: AxMCPCallOptions = {},
+  ): Promise<{ skills: AxMCPSkill[]; nextCursor?: string }> {
+    await this.init(options.signal);
+    const params = cursor === undefined ? {} : { cursor };
+    const result = await this.#send({
+      method: 'skills/list',
+      params,
+      idempotent: true,
+      ...callOptions(options),
+    });
+    if (!Array.isArray(result.skills)) {
+      throw new AxMCPProtocolError(
+        RPC.invalidParams,
+        'Server sent an invalid skills/list result',
+        undefined,
+        {
+          code: 'invalid_message',
+        },
+      );
+    }
+    const skills = result.skills.map(parseSkill);
+    return typeof result.nextCursor === 'string' && result.nextCursor !== ''
+      ? { skills, nextCursor: result.nextCursor }
+      : { skills };
+  }
+
+  /** One skill's entry (`skills/get`). */
+  async getSkill(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPSkill> {
+    await this.init(options.signal);
+    const result = await this.#send({
+      method: 'skills/get',
+      params: { uri },
+      idempotent: true,
+      ...callOptions(options),
+    });
+    return parseSkill(result.skill);
+  }
+
+  /**
+   * Loads a skill: reads its `SKILL.md` and verifies size, digest and frontmatter against
+   * the listing before anything is used. A mismatch throws
+   * {@link AxMCPSkillVerificationError} and no other file is read.
+   */
+  async loadSkill(skill: AxMCPSkill, options: AxMCPCallOptions = {}): Promise<AxMCPLoadedSkill> {
+    const contents = await this.#readSkillContents(skill, skill.uri, options);
+    if (!('text' in contents) || typeof contents.text !== 'string') {
+      throw new AxMCPSkillVerificationError(skill.uri, 'SKILL.md is not text');
+    }
+    const frontmatter = skillFrontmatter(contents.text);
+    if (!frontmatter) throw new AxMCPSkillVerificationError(skill.uri, 'SKILL.md has no YAML frontmatter');
+    const difference = frontmatterDifference(frontmatter, skill.frontmatter);
+    if (difference) throw new AxMCPSkillVerificationError(skill.uri, difference);
+    return { skill, text: contents.text, frontmatter };
+  }
+
+  /** Reads one file of a loaded skill, verified against its listing when the server listed it. */
+  async readSkillFile(
+    loaded: AxMCPLoadedSkill,
+    uri: string,
+    options: AxMCPCallOptions = {},
+  ): Promise<AxMCPResourceContents> {
+    return this.#readSkillContents(loaded.skill, uri, options);
+  }
+
+  async #readSkillContents(
+    skill: AxMCPSkill,
+    uri: string,
+    options: AxMCPCallOptions,
+  ): Promise<AxMCPResourceContents> {
+    const read = await this.readResource(uri, options);
+    const contents = read.contents.find((entry) => entry.uri === uri) ?? read.contents[0];
+    if (!contents) throw new AxMCPSkillVerificationError(uri, 'the read returned no contents');
+    const file = listedFile(skill, uri);
+    if (file) await verifySkillFile(file, contentBytes(contents));
+    return contents;
+  }
+
   /**
    * Opens the server's notification stream and keeps it open across drops, session
    * losses and restarts. Returns at once; `ready` resolves once the stream is open.
@@ -648,7 +743,7 @@ export class AxMCPClient {
           transport: this.transport,
           requests: this.#requests,
           clientInfo: options.clientInfo ?? AX_MCP_CLIENT_INFO,
-          capabilities: () => capabilitiesFor(options),
+          capabilities: () => this.#legacyCapabilities(),
           sessionRecovery: options.sessionRecovery ?? 'safe',
           onReinitialized: (restored) => this.#afterReconnect(restored),
           taskDeps: this.#taskDeps(),
@@ -692,8 +787,16 @@ export class AxMCPClient {
   }
 
   #modernCapabilities(): AxMCPClientCapabilities {
+    const capabilities = this.#legacyCapabilities();
+    if (this.#options.tasksExtension !== false) {
+      capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
+    }
+    return capabilities;
+  }
+
+  #legacyCapabilities(): AxMCPClientCapabilities {
     const capabilities = capabilitiesFor(this.#options);
-    if (this.#options.tasksExtension !== false) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+    if (this.#options.skills !== false) capabilities.extensions = { [SKILLS_EXTENSION]: {} };
     return capabilities;
   }
 

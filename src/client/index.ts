@@ -22,6 +22,13 @@ export type {
   AxMCPServerRequestContext,
   AxMCPServerRequestHandlers,
 } from './server-requests.js';
+export {
+  type AxMCPLoadedSkill,
+  type AxMCPSkill,
+  type AxMCPSkillFile,
+  AxMCPSkillVerificationError,
+  SKILLS_EXTENSION,
+} from './skills.js';
 export type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
 export type { AxMCPTask, AxMCPTaskStatus, AxMCPToolCallOutcome } from './tasks/task.js';
 export { TASKS_EXTENSION } from './tool-headers.js';

@@ -59,6 +59,8 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   probeTimeoutMs?: number;
   /** Rounds of `input_required` answered per request (default 5). */
   maxInputRounds?: number;
+  /** Declare the Skills extension (SEP-2640; default true): `listSkills`, `loadSkill`. */
+  skills?: boolean;
   /** Declare the 2026-07-28 Tasks extension (default true). */
   tasksExtension?: boolean;
   /** Cache `resources/read` results for their TTL, until `resources/updated` (2026-07-28; default false). */
