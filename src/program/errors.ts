@@ -1,0 +1,56 @@
+/**
+ * Typed errors of programs. Every failure a program reports itself is an
+ * {@link AxProgramError} with a stable `code`; errors of the AI service
+ * (`AxAIError`) and of MCP clients (`AxMCPError`) pass through unchanged.
+ */
+
+/** Stable error codes of programs. */
+export type AxProgramErrorCode =
+  /** A signature that cannot be parsed (see {@link AxSignatureError.position}). */
+  | 'invalid_signature'
+  /** Options that cannot work as written (a client passed as a function, a bad `maxSteps`, …). */
+  | 'invalid_options'
+  /** Inputs that do not match the signature. */
+  | 'invalid_input'
+  /** Two clients with one namespace in one execution context. */
+  | 'duplicate_namespace'
+  /** Two tools (MCP or functions) that would reach the provider under one name. */
+  | 'tool_name_collision'
+  /** `mcpInheritance` names a namespace the parent does not have, or names one twice. */
+  | 'invalid_inheritance'
+  /** The model's final answer does not match the output fields, after every correction. */
+  | 'invalid_output'
+  /** The tool loop reached `maxSteps` without a final answer. */
+  | 'max_steps'
+  /** The model refused to answer. */
+  | 'refused'
+  /** A flow that cannot run (unknown node in an edge, a cycle, …). */
+  | 'invalid_flow'
+  /** The run was aborted. */
+  | 'aborted';
+
+/** The base class of every error programs throw. */
+export class AxProgramError extends Error {
+  readonly code: AxProgramErrorCode;
+
+  constructor(code: AxProgramErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A malformed signature; `position` is the 0-based offset of the problem in the text. */
+export class AxSignatureError extends AxProgramError {
+  /** 0-based offset into the signature text. */
+  readonly position: number;
+  /** The signature text. */
+  readonly signature: string;
+
+  constructor(signature: string, position: number, problem: string) {
+    const pointer = `${signature}\n${' '.repeat(Math.max(0, position))}^`;
+    super('invalid_signature', `Invalid signature at position ${position}: ${problem}\n${pointer}`);
+    this.position = position;
+    this.signature = signature;
+  }
+}

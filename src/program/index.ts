@@ -1,0 +1,41 @@
+/**
+ * Programs: signatures, `ax()`/`AxGen`, flows, `axMCPChat`, and the MCP execution context
+ * (`mcp`, `mcpContext`, `mcpInheritance`) with tool bindings that keep client identity.
+ * Knows nothing of transports.
+ */
+export { type AxMCPChatOptions, type AxMCPChatResult, axMCPChat } from './chat.js';
+export type { AxMCPContextEntry } from './context-entries.js';
+export { AxProgramError, type AxProgramErrorCode, AxSignatureError } from './errors.js';
+export { type AxOutputReading, fieldSchema, objectSchema, readOutputs, validateInputs } from './fields.js';
+export {
+  AxFlow,
+  type AxFlowForwardOptions,
+  type AxFlowNodeForwardOptions,
+  type AxFlowNodeOptions,
+  type AxFlowOptions,
+  type AxFlowProgram,
+  type AxFlowState,
+  flow,
+} from './flow.js';
+export { type AxFunction, type AxFunctionContext, AxFunctionError } from './functions.js';
+export { AxGen, type AxGenForwardOptions, type AxGenOptions, type AxGenStreamChunk, ax } from './gen.js';
+export {
+  type AxMCPClients,
+  AxMCPExecutionContext,
+  type AxMCPInheritance,
+  type AxProgramMCPClient,
+} from './mcp-context.js';
+export { UNTRUSTED_CONTENT_RULE } from './prompt.js';
+export { type AxField, type AxFieldType, AxSignature } from './signature.js';
+export type { AxSignatureInputs, AxSignatureOutputs } from './signature-types.js';
+export { toFunction } from './to-function.js';
+export {
+  type AxFunctionBinding,
+  type AxMCPToolBinding,
+  type AxMCPToolNaming,
+  type AxToolBinding,
+  type AxToolset,
+  AxToolsetBuilder,
+} from './tool-bindings.js';
+export type { AxMCPProgramEvent } from './tool-calls.js';
+export { DEFAULT_MAX_STEPS } from './tool-loop.js';

@@ -1,0 +1,239 @@
+/**
+ * The MCP execution context of a program run: which clients it may use, initialized once
+ * per context tree, what nested programs inherit (`mcpInheritance`), and the tasks its
+ * tool calls created, so a failed branch can cancel them.
+ */
+import type { AxMCPClient } from '../client/client.js';
+import type { AxMCPTask } from '../client/tasks/task.js';
+import { AxProgramError } from './errors.js';
+
+/**
+ * What programs use of an MCP client. {@link AxMCPClient} satisfies it; programs only call
+ * through it, so `authorizeToolCall`, concurrency limits, tasks and cancellation all apply.
+ */
+export type AxProgramMCPClient = Pick<
+  AxMCPClient,
+  | 'namespace'
+  | 'init'
+  | 'inspectCatalog'
+  | 'catalogRevision'
+  | 'callToolOutcome'
+  | 'waitForTask'
+  | 'cancelTask'
+  | 'getPrompt'
+  | 'readResource'
+>;
+
+/** One client or several: the `mcp` option. */
+export type AxMCPClients = AxProgramMCPClient | readonly AxProgramMCPClient[];
+
+/**
+ * What a nested program inherits from its parent's context: `'all'` (default), `'none'`,
+ * or an allowlist of namespaces (an empty list inherits nothing). Unknown or repeated
+ * namespaces are errors.
+ */
+export type AxMCPInheritance = 'all' | 'none' | readonly string[];
+
+interface TrackedTask {
+  client: AxProgramMCPClient;
+  taskId: string;
+}
+
+/** Shared by every context of one execution: one `init()` per client. */
+class InitMemo {
+  readonly #started = new Map<AxProgramMCPClient, Promise<void>>();
+
+  init(client: AxProgramMCPClient, signal: AbortSignal | undefined): Promise<void> {
+    let started = this.#started.get(client);
+    if (!started) {
+      started = client.init(signal).catch((error: unknown) => {
+        this.#started.delete(client);
+        throw error;
+      });
+      this.#started.set(client, started);
+    }
+    return started;
+  }
+}
+
+/**
+ * The clients a program run may use. Create one with {@link AxMCPExecutionContext.create};
+ * nested programs get {@link AxMCPExecutionContext.derive}d children.
+ */
+export class AxMCPExecutionContext {
+  readonly #clients: readonly AxProgramMCPClient[];
+  readonly #byNamespace: ReadonlyMap<string, AxProgramMCPClient>;
+  readonly #memo: InitMemo;
+  readonly #parent: AxMCPExecutionContext | undefined;
+  readonly #tasks = new Set<TrackedTask>();
+
+  private constructor(
+    clients: readonly AxProgramMCPClient[],
+    memo: InitMemo,
+    parent: AxMCPExecutionContext | undefined,
+  ) {
+    this.#byNamespace = indexClients(clients);
+    this.#clients = Object.freeze([...this.#byNamespace.values()]);
+    this.#memo = memo;
+    this.#parent = parent;
+  }
+
+  /** A root context. Duplicate namespaces throw `duplicate_namespace`. */
+  static create(clients?: AxMCPClients): AxMCPExecutionContext {
+    return new AxMCPExecutionContext(clientList(clients), new InitMemo(), undefined);
+  }
+
+  /**
+   * A child context: what `inheritance` lets through from this one, plus `own` clients.
+   * The same client object may be both inherited and owned; two different clients with
+   * one namespace throw `duplicate_namespace`.
+   */
+  derive(inheritance: AxMCPInheritance = 'all', own?: AxMCPClients): AxMCPExecutionContext {
+    const inherited = this.#select(inheritance);
+    return new AxMCPExecutionContext([...inherited, ...clientList(own)], this.#memo, this);
+  }
+
+  /** The clients, one per namespace, in the order they were given. */
+  get clients(): readonly AxProgramMCPClient[] {
+    return this.#clients;
+  }
+
+  /** The namespaces of the clients. */
+  get namespaces(): string[] {
+    return [...this.#byNamespace.keys()];
+  }
+
+  /** The client of a namespace. */
+  client(namespace: string): AxProgramMCPClient | undefined {
+    return this.#byNamespace.get(namespace);
+  }
+
+  /** Initializes a client once for this whole context tree (concurrent callers share it). */
+  initialize(client: AxProgramMCPClient, signal?: AbortSignal): Promise<void> {
+    return this.#memo.init(client, signal);
+  }
+
+  /** Tasks created by tool calls in this context and its children, not known to be finished. */
+  get openTasks(): { namespace: string; taskId: string }[] {
+    return [...this.#tasks].map((task) => ({ namespace: task.client.namespace, taskId: task.taskId }));
+  }
+
+  /** Records a task a tool call created; the returned function forgets it once it ended. */
+  trackTask(client: AxProgramMCPClient, task: AxMCPTask): () => void {
+    const tracked: TrackedTask = { client, taskId: task.taskId };
+    const owners: AxMCPExecutionContext[] = [];
+    for (let context: AxMCPExecutionContext | undefined = this; context; context = context.#parent) {
+      context.#tasks.add(tracked);
+      owners.push(context);
+    }
+    return () => {
+      for (const owner of owners) owner.#tasks.delete(tracked);
+    };
+  }
+
+  /**
+   * Asks the servers to cancel every open task of this context and its children (best
+   * effort: a failure to cancel is reported, not thrown). Returns the tasks it asked about.
+   */
+  async cancelOpenTasks(
+    onError?: (error: unknown) => void,
+  ): Promise<{ namespace: string; taskId: string }[]> {
+    const tasks = [...this.#tasks];
+    await Promise.all(
+      tasks.map(async (task) => {
+        try {
+          await task.client.cancelTask(task.taskId);
+        } catch (error) {
+          onError?.(error);
+        }
+      }),
+    );
+    return tasks.map((task) => ({ namespace: task.client.namespace, taskId: task.taskId }));
+  }
+
+  #select(inheritance: AxMCPInheritance): AxProgramMCPClient[] {
+    if (inheritance === 'all') return [...this.#clients];
+    if (inheritance === 'none') return [];
+    if (!Array.isArray(inheritance)) {
+      throw new AxProgramError(
+        'invalid_inheritance',
+        "mcpInheritance is 'all', 'none' or a list of namespaces",
+      );
+    }
+    const seen = new Set<string>();
+    const selected: AxProgramMCPClient[] = [];
+    for (const namespace of inheritance) {
+      if (typeof namespace !== 'string') {
+        throw new AxProgramError('invalid_inheritance', 'mcpInheritance lists namespaces (strings)');
+      }
+      if (seen.has(namespace)) {
+        throw new AxProgramError('invalid_inheritance', `mcpInheritance names "${namespace}" twice`);
+      }
+      seen.add(namespace);
+      const client = this.#byNamespace.get(namespace);
+      if (!client) {
+        const known = this.namespaces.map((name) => `"${name}"`).join(', ') || 'none';
+        throw new AxProgramError(
+          'invalid_inheritance',
+          `mcpInheritance names "${namespace}", which the parent context does not have (it has ${known})`,
+        );
+      }
+      selected.push(client);
+    }
+    return selected;
+  }
+}
+
+/** The `mcp` option as a list; a value that is not a client throws `invalid_options`. */
+export function clientList(clients: AxMCPClients | undefined): AxProgramMCPClient[] {
+  if (clients === undefined) return [];
+  const list: readonly unknown[] = Array.isArray(clients) ? clients : [clients];
+  for (const client of list) {
+    if (!isMCPClient(client)) {
+      throw new AxProgramError('invalid_options', 'mcp takes MCP clients (AxMCPClient), one or an array');
+    }
+  }
+  return [...(list as AxProgramMCPClient[])];
+}
+
+/** Whether a value looks like an MCP client. */
+export function isMCPClient(value: unknown): value is AxProgramMCPClient {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<AxProgramMCPClient>;
+  return (
+    typeof candidate.namespace === 'string' &&
+    typeof candidate.callToolOutcome === 'function' &&
+    typeof candidate.inspectCatalog === 'function'
+  );
+}
+
+function indexClients(clients: readonly AxProgramMCPClient[]): Map<string, AxProgramMCPClient> {
+  const byNamespace = new Map<string, AxProgramMCPClient>();
+  for (const client of clients) {
+    const existing = byNamespace.get(client.namespace);
+    if (existing === client) continue;
+    if (existing) {
+      throw new AxProgramError(
+        'duplicate_namespace',
+        `Two different MCP clients use the namespace "${client.namespace}"; give each client its own namespace`,
+      );
+    }
+    byNamespace.set(client.namespace, client);
+  }
+  return byNamespace;
+}
+
+/**
+ * The context of one program run: the parent's (or an empty root's) clients filtered by
+ * `inheritance`, plus the program's own clients.
+ */
+export function runContext(
+  own: AxMCPClients | undefined,
+  parent: AxMCPExecutionContext | undefined,
+  inheritance: AxMCPInheritance | undefined,
+): AxMCPExecutionContext {
+  if (parent !== undefined && !(parent instanceof AxMCPExecutionContext)) {
+    throw new AxProgramError('invalid_options', 'mcpParent must be an AxMCPExecutionContext');
+  }
+  return (parent ?? AxMCPExecutionContext.create()).derive(inheritance ?? 'all', own);
+}
