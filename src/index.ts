@@ -5,6 +5,7 @@
 export * from './auth/index.js';
 export * from './client/index.js';
 export * from './events/index.js';
+export * from './mcp-events/index.js';
 export * from './net/index.js';
 export * from './protocol/index.js';
 export * from './transport/index.js';

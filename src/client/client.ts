@@ -847,8 +847,18 @@ export class AxMCPClient {
   async #awaitTask(task: AxMCPTask, options: AxMCPTaskWaitOptions): Promise<AxMCPCallToolResult> {
     const wire = this.#wire as Wire;
     const unwatch = this.#taskWakers.watch(task.taskId);
+    // Statuses seen by polling become events too, so task routes work without notifications.
+    let last = '';
+    const onStatus = (seen: AxMCPTask) => {
+      const key = `${seen.status}:${seen.lastUpdatedAt ?? ''}`;
+      if (key !== last) {
+        last = key;
+        this.#events.emit({ type: 'task_status', namespace: this.namespace, task: structuredClone(seen) });
+      }
+      options.onStatus?.(seen);
+    };
     try {
-      return await wire.tasks.await(task, options);
+      return await wire.tasks.await(task, { ...options, onStatus });
     } catch (error) {
       // Abandoning the wait abandons the task: tell the server, best effort.
       if (options.signal?.aborted) wire.tasks.cancel(task.taskId).catch(() => {});

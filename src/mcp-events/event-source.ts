@@ -1,0 +1,188 @@
+import type { AxMCPClient } from '../client/client.js';
+import type { AxMCPClientEvent } from '../client/events.js';
+import type { AxMCPListening } from '../client/listening.js';
+import type { AxMCPTask } from '../client/tasks/task.js';
+import type { AxEventIdentity, AxEventTrust } from '../events/envelope.js';
+import type { AxEventPublisher, AxEventSource } from '../events/source.js';
+import { AxMCPUnsupportedError } from '../protocol/errors.js';
+import { toIngress } from './normalize.js';
+import { type AxMCPResourceSubscriptionPolicy, policySubscribes, selectResources } from './policy.js';
+
+/** Options of {@link AxMCPEventSource}. */
+export interface AxMCPEventSourceOptions {
+  client: AxMCPClient;
+  /** Which concrete resources to subscribe to (default `'none'`). */
+  resourceSubscriptions?: AxMCPResourceSubscriptionPolicy;
+  /** Who the events are attributed to, from your verified authentication (default: anonymous). */
+  identity?: AxEventIdentity;
+  /** How far events are trusted (default `'untrusted'`: server content is never trusted by default). */
+  trust?: AxEventTrust;
+  /** Per-event attribution, when it depends on the event. */
+  resolveIdentity?: (
+    event: AxMCPClientEvent,
+  ) => { identity?: AxEventIdentity; trust?: AxEventTrust } | undefined;
+  /** The source id, also the subscription owner (default `mcp:<namespace>`). */
+  id?: string;
+  /** Refuse a volatile event store (default false). */
+  requiresDurable?: boolean;
+}
+
+/**
+ * Publishes a client's notifications as attributed events, and owns the resource
+ * subscriptions its policy selects. After `resources/list_changed` (and after a
+ * reconnect) it reconciles its selection — releasing removals, subscribing additions —
+ * before publishing the catalog event. A selector that throws keeps the last good
+ * selection; wire failures are retried on the next change.
+ *
+ * @example
+ * ```ts
+ * const source = new AxMCPEventSource({ client, resourceSubscriptions: 'all', identity: { tenantId: 't1' }, trust: 'authenticated' });
+ * const runtime = eventRuntime({ sources: [source], routes: [...axMCPEventRoutes({ client })], allowVolatile: true });
+ * await runtime.start();
+ * ```
+ */
+export class AxMCPEventSource implements AxEventSource {
+  readonly id: string;
+  readonly requiresDurable: boolean;
+  readonly client: AxMCPClient;
+  readonly #options: AxMCPEventSourceOptions;
+  readonly #policy: AxMCPResourceSubscriptionPolicy;
+  #publisher: AxEventPublisher | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #listening: AxMCPListening | undefined;
+  /** URIs this source owns on the client. */
+  readonly #owned = new Set<string>();
+  /** Events are handled one at a time, in arrival order. */
+  #queue: Promise<void> = Promise.resolve();
+  readonly #watched = new Map<string, AbortController>();
+  #closed = false;
+
+  constructor(options: AxMCPEventSourceOptions) {
+    this.client = options.client;
+    this.id = options.id ?? `mcp:${options.client.namespace}`;
+    this.requiresDurable = options.requiresDurable ?? false;
+    this.#options = options;
+    this.#policy = options.resourceSubscriptions ?? 'none';
+  }
+
+  /** URIs this source currently owns. */
+  get subscriptions(): string[] {
+    return [...this.#owned].sort();
+  }
+
+  async start(publisher: AxEventPublisher): Promise<void> {
+    this.#publisher = publisher;
+    this.#unsubscribe = this.client.subscribeEvents((event) => this.#enqueue(event));
+    await this.client.init();
+    if (policySubscribes(this.#policy) && !this.client.serverCapabilities?.resources?.subscribe) {
+      throw new AxMCPUnsupportedError(
+        `The server behind "${this.client.namespace}" does not offer resource subscriptions, but the source's policy subscribes`,
+        { namespace: this.client.namespace },
+      );
+    }
+    await this.reconcile();
+    this.#listening = this.client.startListening({ onError: (error) => publisher.reportError(error) });
+    await this.#listening.ready;
+  }
+
+  /**
+   * Follows a task the application started (for example with `callToolOutcome`), so its
+   * status changes are published even without task notifications.
+   */
+  watchTask(task: AxMCPTask | string): void {
+    const taskId = typeof task === 'string' ? task : task.taskId;
+    if (this.#watched.has(taskId) || this.#closed) return;
+    const controller = new AbortController();
+    this.#watched.set(taskId, controller);
+    this.client
+      .waitForTask(task, { signal: controller.signal })
+      .catch((error) => {
+        if (!controller.signal.aborted && !isTaskOutcome(error)) this.#publisher?.reportError(error);
+      })
+      .finally(() => this.#watched.delete(taskId));
+  }
+
+  /** Brings this source's subscriptions in line with its policy and the current catalog. */
+  async reconcile(): Promise<void> {
+    if (!policySubscribes(this.#policy) && this.#owned.size === 0) return;
+    const catalog = await this.client.inspectCatalog();
+    let wanted: string[];
+    try {
+      wanted = selectResources(this.#policy, catalog);
+    } catch (error) {
+      // A selector that throws keeps the last good selection.
+      this.#publisher?.reportError(error);
+      return;
+    }
+    const failures: unknown[] = [];
+    for (const uri of [...this.#owned].filter((owned) => !wanted.includes(owned))) {
+      try {
+        await this.client.releaseResourceSubscription(uri, this.id);
+        this.#owned.delete(uri);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    for (const uri of wanted.filter((candidate) => !this.#owned.has(candidate))) {
+      try {
+        await this.client.acquireResourceSubscription(uri, this.id);
+        this.#owned.add(uri);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) {
+      this.#publisher?.reportError(
+        new AggregateError(
+          failures,
+          `${failures.length} subscription change(s) failed; retried on the next change`,
+        ),
+      );
+    }
+  }
+
+  /** Stops publishing and releases only this source's subscriptions. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unsubscribe?.();
+    this.#listening?.close();
+    for (const controller of this.#watched.values()) controller.abort();
+    await this.#queue;
+    await Promise.allSettled(
+      [...this.#owned].map((uri) => this.client.releaseResourceSubscription(uri, this.id)),
+    );
+    this.#owned.clear();
+    this.#publisher = undefined;
+  }
+
+  #enqueue(event: AxMCPClientEvent): void {
+    if (this.#closed) return;
+    this.#queue = this.#queue
+      .then(() => this.#handle(event))
+      .catch((error) => this.#publisher?.reportError(error));
+  }
+
+  async #handle(event: AxMCPClientEvent): Promise<void> {
+    const publisher = this.#publisher;
+    if (!publisher || this.#closed) return;
+    const resourcesChanged = event.type === 'catalog_changed' && event.kinds.includes('resources');
+    const reconnected =
+      event.type === 'lifecycle' && (event.state === 'reconnected' || event.state === 'session_restored');
+    if (resourcesChanged || reconnected) await this.reconcile();
+    const resolved = this.#options.resolveIdentity?.(event);
+    const identity = resolved?.identity ?? this.#options.identity;
+    const attribution = {
+      trust: resolved?.trust ?? this.#options.trust ?? 'untrusted',
+      ...(identity ? { identity } : {}),
+      ...(this.client.transport.sessionId ? { sessionId: this.client.transport.sessionId } : {}),
+    };
+    const ingress = toIngress(event, attribution);
+    if (ingress) await publisher.publish(ingress);
+  }
+}
+
+function isTaskOutcome(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === 'task_failed' || code === 'task_cancelled';
+}
