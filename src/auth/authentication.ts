@@ -46,6 +46,31 @@ export interface AxMCPAuthentication {
    * origin drops them (see {@link authenticationSensitiveHeaders}).
    */
   readonly sensitiveHeaders?: readonly string[];
+  /**
+   * The server refused a request (HTTP 401, or 403 such as `insufficient_scope`). Return
+   * `true` when the strategy obtained new credentials and the request should be sent again;
+   * the transport retries a bounded number of times. OAuth lives here.
+   */
+  challenge?(challenge: AxMCPAuthenticationChallenge): boolean | Promise<boolean>;
+  /** Sees every response (a DPoP nonce rotates on success responses too). */
+  observe?(response: AxMCPAuthenticationResponse): void;
+}
+
+/** A response as a strategy sees it. */
+export interface AxMCPAuthenticationResponse {
+  status: number;
+  headers: AxMCPReadonlyHeaders;
+  /** The endpoint the request went to. */
+  url: URL;
+}
+
+/** A refusal a strategy may answer by obtaining credentials. */
+export interface AxMCPAuthenticationChallenge extends AxMCPAuthenticationResponse {
+  /** The HTTP method of the refused request. */
+  method: string;
+  /** How many times this request was already retried after a challenge. */
+  attempt: number;
+  signal?: AbortSignal;
 }
 
 /** The input of {@link applyAuthentication}: the request before authentication. */

@@ -1,8 +1,10 @@
 /** Authentication strategies: the public face of `src/auth`. */
 export {
   type AxMCPAuthentication,
+  type AxMCPAuthenticationChallenge,
   type AxMCPAuthenticationInput,
   type AxMCPAuthenticationRequest,
+  type AxMCPAuthenticationResponse,
   type AxMCPAuthenticationResult,
   type AxMCPReadonlyHeaders,
   applyAuthentication,

@@ -66,6 +66,8 @@ export interface AxMCPStreamableHTTPTransportOptions {
 }
 
 const SESSION_HEADER = 'mcp-session-id';
+/** Times one request is sent again after an authentication challenge (step-up included). */
+const MAX_CHALLENGES = 3;
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const ERROR_BODY_BYTES = 64 * 1024;
 
@@ -417,7 +419,39 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     return headers;
   }
 
+  /** One HTTP exchange, answering authentication challenges (bounded) by sending again. */
   async #send(
+    method: 'GET' | 'POST' | 'DELETE',
+    body: string | undefined,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const strategies = this.#strategies;
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.#sendOnce(method, body, extra, signal);
+      const seen = { status: response.status, headers: response.headers, url: this.#url };
+      for (const strategy of strategies) strategy.observe?.(seen);
+      if ((response.status !== 401 && response.status !== 403) || attempt >= MAX_CHALLENGES) return response;
+      let retry = false;
+      for (const strategy of strategies) {
+        if (!strategy.challenge) continue;
+        if (await strategy.challenge({ ...seen, method, attempt, signal })) {
+          retry = true;
+          break;
+        }
+      }
+      if (!retry) return response;
+      await response.body?.cancel().catch(() => {});
+    }
+  }
+
+  get #strategies(): readonly AxMCPAuthentication[] {
+    const authentication = this.#options.authentication;
+    if (authentication === undefined) return [];
+    return Array.isArray(authentication) ? authentication : [authentication as AxMCPAuthentication];
+  }
+
+  async #sendOnce(
     method: 'GET' | 'POST' | 'DELETE',
     body: string | undefined,
     extra: Record<string, string>,
