@@ -2,6 +2,7 @@
  * {@link AxAIOpenAICompatible}: any provider that speaks OpenAI chat completions (OpenAI,
  * Azure-style gateways, vLLM, Ollama, LM Studio, OpenRouter, …) over `fetch`.
  */
+import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AxAIError } from './errors.js';
 import { type AxAIHTTPSettings, postJSON, readText } from './http.js';
 import { readChatStream } from './openai-stream.js';
@@ -41,6 +42,23 @@ export interface AxAIOpenAICompatibleOptions extends AxAIHTTPSettings {
 }
 
 const DEFAULT_MEDIA: AxAIMediaSupport = { image: true, audio: false, file: false };
+
+const tracer = trace.getTracer('ax-mcp');
+
+/** Ends an `ax.ai.chat` span with the outcome (never messages or keys). */
+function endSpan(span: Span, response: AxAIChatResponse | undefined, error: unknown): void {
+  if (response) {
+    span.setAttribute('ax.ai.finish_reason', response.finishReason);
+    if (response.usage) span.setAttribute('ax.ai.total_tokens', response.usage.totalTokens);
+  }
+  if (error !== undefined) {
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof AxAIError ? error.code : 'error',
+    });
+  }
+  span.end();
+}
 
 /**
  * An OpenAI-compatible chat-completions service: tools, JSON-schema structured outputs,
@@ -106,6 +124,29 @@ export class AxAIOpenAICompatible implements AxAIService {
 
   /** Sends the conversation and returns the model's answer. */
   async chat(request: AxAIChatRequest): Promise<AxAIChatResponse> {
+    const span = this.#span(request, false);
+    try {
+      const response = await this.#chat(request);
+      endSpan(span, response, undefined);
+      return response;
+    } catch (error) {
+      endSpan(span, undefined, error);
+      throw error;
+    }
+  }
+
+  #span(request: AxAIChatRequest, stream: boolean): Span {
+    return tracer.startSpan('ax.ai.chat', {
+      attributes: {
+        'ax.ai.provider': this.name,
+        'ax.ai.model': request.model ?? this.model,
+        'ax.ai.stream': stream,
+        'ax.ai.tools': request.tools?.length ?? 0,
+      },
+    });
+  }
+
+  async #chat(request: AxAIChatRequest): Promise<AxAIChatResponse> {
     const label = { provider: this.name, model: request.model ?? this.model };
     const body = JSON.stringify(requestBody(request, this.model, this.capabilities, false));
     const open = await postJSON(this.#url, this.#headers, body, this.#settings, label, request.signal);
@@ -139,6 +180,23 @@ export class AxAIOpenAICompatible implements AxAIService {
       yield { type: 'finish', response: await this.chat(request) };
       return;
     }
+    const span = this.#span(request, true);
+    let finished: AxAIChatResponse | undefined;
+    let failure: unknown;
+    try {
+      for await (const event of this.#stream(request)) {
+        if (event.type === 'finish') finished = event.response;
+        yield event;
+      }
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      endSpan(span, finished, failure);
+    }
+  }
+
+  async *#stream(request: AxAIChatRequest): AsyncGenerator<AxAIChatStreamEvent> {
     const label = { provider: this.name, model: request.model ?? this.model };
     const body = JSON.stringify(requestBody(request, this.model, this.capabilities, true));
     const open = await postJSON(this.#url, this.#headers, body, this.#settings, label, request.signal);

@@ -4,6 +4,7 @@
  * a denial or an argument the server rejects goes back to the model as an error it can act
  * on; anything uncertain ends the run, and a call is never replayed.
  */
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { AxAIService, AxAIToolCall, AxAIToolMessage } from '../ai/types.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
 import type { AxEventContext } from '../events/target.js';
@@ -79,7 +80,35 @@ export async function runToolCalls(
   }
 }
 
-async function runToolCall(
+const tracer = trace.getTracer('ax-mcp');
+
+/** One tool call in an `ax.program.tool_call` span (names and ids only: never arguments or results). */
+function runToolCall(
+  call: AxAIToolCall,
+  toolset: AxToolset,
+  env: ToolCallEnvironment,
+): Promise<AxAIToolMessage> {
+  const binding = toolset.byName.get(call.name);
+  const attributes = {
+    'ax.tool.name': call.name.slice(0, 80),
+    'ax.tool.component_id': binding?.componentId ?? 'unknown',
+    ...(binding?.kind === 'mcp' ? { 'ax.mcp.namespace': binding.namespace } : {}),
+  };
+  return tracer.startActiveSpan('ax.program.tool_call', { attributes }, async (span) => {
+    try {
+      const message = await runBoundCall(call, toolset, env);
+      span.setAttribute('ax.tool.is_error', message.isError === true);
+      return message;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+async function runBoundCall(
   call: AxAIToolCall,
   toolset: AxToolset,
   env: ToolCallEnvironment,
