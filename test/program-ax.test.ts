@@ -294,6 +294,27 @@ describe('ax() with MCP clients', () => {
     expect(llm.requests.every((request) => request.body.stream === true)).toBe(true);
   });
 
+  it('stopping a stream aborts the run and its MCP call', async () => {
+    const docs = client('docs');
+    const program = ax('q:string -> a:string', { mcp: docs });
+    llm.script({ toolCalls: [{ name: 'slow', arguments: { steps: 100, delayMs: 50 } }] });
+    const cancelledBefore = server.stats.cancelledToolCalls;
+    let seen = 0;
+    for await (const chunk of program.streamingForward(ai, { q: 'slow' })) {
+      if (chunk.channel === 'mcp' && chunk.event.type === 'progress') {
+        seen++;
+        break;
+      }
+    }
+    expect(seen).toBe(1);
+    await eventually(
+      () => server.stats.cancelledToolCalls > cancelledBefore,
+      5000,
+      'the server-side cancellation',
+    );
+    expect(llm.requests).toHaveLength(1);
+  });
+
   it('asks the model to fix an answer that does not match the outputs, then gives up', async () => {
     const program = ax('q:string -> label:class "yes, no"', { maxCorrections: 1 });
     llm.script({ content: 'maybe?' }, final({ label: 'yes' }));
