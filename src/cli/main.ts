@@ -4,12 +4,15 @@ import { AxMCPError } from '../index.js';
 import { CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
 import { runDemo } from './demo.js';
 import { inspect } from './inspect.js';
+import { watch, watchPolicy } from './watch.js';
 
 const HELP = `ax-mcp — a live Model Context Protocol client
 
 Usage:
   ax-mcp inspect <endpoint> [--json]          era, server, capabilities and catalog
   ax-mcp call <endpoint> <tool> [--args JSON]  call a tool, print the raw result
+  ax-mcp watch <endpoint> [--subscribe all|<uri>...] [--select <glob>]
+                                               stream events live; Ctrl-C stops
   ax-mcp demo                                  start the demo server and walk through it
 
 <endpoint> is an http(s) URL or stdio:<command> [args...].
@@ -62,9 +65,10 @@ async function main(argv: string[]): Promise<number> {
       const client = connect(endpoint, values as ConnectFlags);
       try {
         const result = await client.callTool(tool, args as Record<string, unknown>, {
-          onProgress: (p) =>
+          onProgress: (p) => process.stderr.write(`${progressBar(p.progress, p.total)} ${p.message ?? ''}\n`),
+          onStatus: (task) =>
             process.stderr.write(
-              `progress ${p.progress}${p.total ? `/${p.total}` : ''} ${p.message ?? ''}\n`,
+              `task ${task.taskId}: ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}\n`,
             ),
         });
         out(JSON.stringify(result, null, 2));
@@ -72,6 +76,33 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await client.close();
       }
+    }
+    case 'watch': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          ...CONNECT_OPTIONS,
+          subscribe: { type: 'string', multiple: true },
+          select: { type: 'string' },
+        },
+      });
+      const endpoint = positionals[0];
+      if (!endpoint) throw new UsageError('watch needs an endpoint');
+      const subscribe = [...(values.subscribe ?? []), ...positionals.slice(1)];
+      const client = connect(endpoint, values as ConnectFlags);
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        await watch(client, watchPolicy(subscribe, values.select), out, stop.signal);
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await client.close();
+      }
+      return 0;
     }
     case 'demo':
       return runDemo(out);
@@ -84,6 +115,14 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
+}
+
+/** `[#####-----] 50%` when the total is known, the bare count otherwise. */
+function progressBar(progress: number, total: number | undefined): string {
+  if (!total || total <= 0) return `progress ${progress}`;
+  const share = Math.max(0, Math.min(1, progress / total));
+  const filled = Math.round(share * 20);
+  return `[${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${Math.round(share * 100)}%`;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,0 +1,102 @@
+import type { AxMCPClient, AxMCPResourceSubscriptionPolicy } from '../index.js';
+import { AxMCPEventSource, eventRoute, eventRuntime } from '../index.js';
+import { style } from './style.js';
+
+/** Turns `--subscribe` and `--select` flags into a subscription policy. */
+export function watchPolicy(
+  subscribe: string[] | undefined,
+  select: string | undefined,
+): AxMCPResourceSubscriptionPolicy {
+  if (select !== undefined) {
+    const pattern = globToRegExp(select);
+    return { select: (resource) => pattern.test(resource.uri) };
+  }
+  if (!subscribe || subscribe.length === 0) return 'none';
+  if (subscribe.length === 1 && subscribe[0] === 'all') return 'all';
+  return subscribe;
+}
+
+/** `*` matches within a path segment, `**` across segments; everything else is literal. */
+function globToRegExp(glob: string): RegExp {
+  let pattern = '';
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i] as string;
+    if (char === '*') {
+      if (glob[i + 1] === '*') {
+        pattern += '.*';
+        i++;
+      } else pattern += '[^/]*';
+    } else pattern += char.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${pattern}$`);
+}
+
+const COLOURS: Record<string, (text: string) => string> = {
+  'mcp.resource.updated': style.green,
+  'mcp.catalog.changed': style.yellow,
+  'mcp.progress': style.blue,
+  'mcp.logging': style.dim,
+  'mcp.task.status': style.magenta,
+  'mcp.lifecycle': style.cyan,
+};
+
+/**
+ * Streams a server's events to the terminal until `signal` aborts: the subscription
+ * policy is applied and kept in line with the catalog, and connection changes show.
+ */
+export async function watch(
+  client: AxMCPClient,
+  policy: AxMCPResourceSubscriptionPolicy,
+  out: (text: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const source = new AxMCPEventSource({ client, resourceSubscriptions: policy });
+  const runtime = eventRuntime({
+    sources: [source],
+    allowVolatile: true,
+    onSourceError: (report: unknown) => out(style.red(`! ${errorText(report)}`)),
+    routes: [
+      eventRoute('print')
+        .types('mcp.*')
+        .observe(({ event }) => {
+          const colour = COLOURS[event.type] ?? ((text: string) => text);
+          const time = (event.time ?? new Date().toISOString()).slice(11, 23);
+          out(`${style.dim(time)} ${colour(event.type.padEnd(20))} ${summary(event.subject, event.data)}`);
+        })
+        .build(),
+    ],
+  } as Parameters<typeof eventRuntime>[0]);
+  await runtime.start();
+  const catalog = await client.inspectCatalog();
+  out(
+    style.bold(`watching ${client.namespace}`) +
+      style.dim(
+        ` (${catalog.era}, ${catalog.protocolVersion}) — subscribed: ${source.subscriptions.join(', ') || 'nothing'}`,
+      ),
+  );
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await runtime.close();
+  await source.close();
+}
+
+function summary(subject: string | undefined, data: unknown): string {
+  const record = (data ?? {}) as Record<string, unknown>;
+  if (record.state !== undefined) return String(record.state);
+  if (record.status !== undefined) return `${subject ?? ''} ${String(record.status)}`;
+  if (record.level !== undefined)
+    return `[${String(record.level)}] ${JSON.stringify(record.data).slice(0, 200)}`;
+  if (record.progress !== undefined)
+    return `${String(record.progress)}${record.total ? `/${String(record.total)}` : ''}`;
+  if (record.kinds !== undefined)
+    return `${(record.kinds as string[]).join(', ')} (revision ${String(record.revision)})`;
+  return subject ?? '';
+}
+
+function errorText(report: unknown): string {
+  if (report instanceof Error) return report.message;
+  const error = (report as { error?: unknown } | undefined)?.error;
+  return error instanceof Error ? error.message : String(error ?? report);
+}

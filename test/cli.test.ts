@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AxMCPDemoServer } from '../src/demo.js';
+import { eventually } from './helpers/clients.js';
+
+// The CLI is tested as users run it: the built bin in a child process (npm test builds first).
+const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], timeoutMs = 30_000): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`ax-mcp ${args.join(' ')} did not finish: ${stdout}${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+if (!existsSync(BIN))
+  console.warn(`CLI tests skipped: ${BIN} is missing — run \`npm run build\` (npm test does).`);
+
+describe.skipIf(!existsSync(BIN))('the ax-mcp CLI', () => {
+  let server: AxMCPDemoServer;
+  let url: string;
+
+  beforeAll(async () => {
+    server = new AxMCPDemoServer({ era: 'dual' });
+    url = await server.start();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('inspect prints era, server and catalog tables, or JSON', async () => {
+    const text = await run(['inspect', url, '--allow-localhost']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/Era\s+modern \(2026-07-28\)/);
+    expect(text.stdout).toContain('adjust_stock');
+    expect(text.stdout).toContain('inventory://warehouse/{warehouseId}');
+    const json = await run(['inspect', url, '--allow-localhost', '--json', '--era', 'legacy']);
+    expect(json.code).toBe(0);
+    const catalog = JSON.parse(json.stdout);
+    expect(catalog).toMatchObject({ era: 'legacy', protocolVersion: '2025-11-25' });
+    expect(catalog.tools.map((tool: { name: string }) => tool.name)).toContain('get_stock');
+  });
+
+  it('call prints the raw result and follows a task to its end', async () => {
+    const stock = await run(['call', url, 'get_stock', '--allow-localhost', '--args', '{"sku":"widget-a"}']);
+    expect(stock.code).toBe(0);
+    expect(JSON.parse(stock.stdout)).toHaveProperty('content');
+    const pending = run(['call', url, 'start_reindex', '--allow-localhost', '--args', '{"scope":"all"}']);
+    await eventually(() => server.state().tasks.some((task) => task.status === 'working'), 10_000, 'a task');
+    server.completeTask();
+    const reindex = await pending;
+    expect(reindex.code).toBe(0);
+    expect(reindex.stderr).toMatch(/task \S+: completed/);
+  });
+
+  it('refuses loopback without --allow-localhost, bad JSON and unreachable endpoints, clearly', async () => {
+    const refused = await run(['inspect', url]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('ssrf_blocked');
+    const badArgs = await run(['call', url, 'get_stock', '--allow-localhost', '--args', '{nope']);
+    expect(badArgs.code).toBe(2);
+    expect(badArgs.stderr).toContain('--args is not valid JSON');
+    const unreachable = await run(['inspect', 'http://127.0.0.1:9/mcp', '--allow-localhost']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/Could not reach|transport_error/);
+  });
+
+  it('watch streams updates and survives the server dropping every stream', async () => {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [BIN, 'watch', url, '--allow-localhost', '--subscribe', 'inventory://warehouse/berlin'],
+      { env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let stdout = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    try {
+      await eventually(() => stdout.includes('watching'), 15_000, 'the watch banner');
+      await eventually(() => server.state().listenStreams.length > 0, 10_000, 'a listen stream');
+      await server.emitResourceUpdated('inventory://warehouse/berlin');
+      await eventually(() => stdout.includes('mcp.resource.updated'), 10_000, 'the first update');
+      server.dropStreams();
+      await eventually(
+        () => /reconnected|connected/.test(stdout.split('mcp.resource.updated')[1] ?? ''),
+        15_000,
+        'a reconnect',
+      );
+      await eventually(() => server.state().listenStreams.length > 0, 10_000, 'the stream back');
+      const before = stdout.split('mcp.resource.updated').length;
+      await server.emitResourceUpdated('inventory://warehouse/berlin');
+      await eventually(
+        () => stdout.split('mcp.resource.updated').length > before,
+        10_000,
+        'an update after the drop',
+      );
+    } finally {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.once('close', resolve));
+    }
+  });
+
+  it('demo walks through the whole flow and exits 0', async () => {
+    const demo = await run(['demo'], 60_000);
+    expect(demo.code).toBe(0);
+    expect(demo.stdout).toContain('restock agent woke');
+    expect(demo.stdout).toContain('the task is completed');
+    expect(demo.stdout).toContain('Done.');
+  });
+});
