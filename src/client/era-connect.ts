@@ -23,6 +23,17 @@ export interface EraConnectOptions {
 export type ConnectedWire = { wire: LegacyWire | ModernWire; identity: ServerIdentity };
 
 /**
+ * Optional transport hooks classification reads (duck-typed; `AxMCPTransport` does not require them).
+ * `eraHint`: the era the transport is known to carry (a replay knows it from its recording) —
+ * no probe, nothing remembered. `fallBackToLegacySSE`: switch to the 2024-11-05 HTTP+SSE
+ * transport after Streamable HTTP was refused in both eras; resolves `true` if it switched.
+ */
+interface ClassificationHooks {
+  readonly eraHint?: AxMCPEra;
+  fallBackToLegacySSE?(): boolean | Promise<boolean>;
+}
+
+/**
  * Chooses the era: pinned, remembered, or classified by probing with
  * `server/discover` (mcp-wire §1.5), then remembers the verdict per endpoint URL.
  * A remembered verdict that fails is forgotten and the endpoint classified again once.
@@ -35,6 +46,10 @@ export async function connectWithEra(options: EraConnectOptions): Promise<Connec
     await remember(store, key, connected);
     return connected;
   }
+  const hint = (transport as ClassificationHooks).eraHint;
+  if (hint === 'legacy' || hint === 'modern') return connectAs(options, hint, undefined);
+  // The 2024-11-05 HTTP+SSE transport predates server/discover: it is legacy by construction.
+  if (transport.kind === 'sse') return connectAs(options, 'legacy', undefined);
   const known = await store.get(key);
   if (known) {
     try {
@@ -73,13 +88,26 @@ async function classify(options: EraConnectOptions): Promise<ConnectedWire> {
   } catch (error) {
     if (options.signal?.aborted) throw error;
     if (!looksLegacy(error, status, stdio, probe.signal.reason)) throw error;
-    const legacy = options.legacy();
-    return { wire: legacy, identity: await legacy.connect(options.signal) };
+    return await connectLegacyOrSSE(options);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
   }
   return { wire: modern, identity: await modern.connect(options.signal) };
+}
+
+/** Legacy Streamable HTTP; when it is refused too (400/404/405), HTTP+SSE if the transport may fall back. */
+async function connectLegacyOrSSE(options: EraConnectOptions): Promise<ConnectedWire> {
+  const legacy = options.legacy();
+  try {
+    return { wire: legacy, identity: await legacy.connect(options.signal) };
+  } catch (error) {
+    const refused = error instanceof AxMCPHTTPStatusError && [400, 404, 405].includes(error.status);
+    const hooks = options.transport as ClassificationHooks;
+    if (!refused || options.signal?.aborted || !(await hooks.fallBackToLegacySSE?.())) throw error;
+    const sse = options.legacy();
+    return { wire: sse, identity: await sse.connect(options.signal) };
+  }
 }
 
 class ProbeTimeout extends Error {}

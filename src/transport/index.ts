@@ -3,6 +3,12 @@ export {
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
 } from './http/streamable-http.js';
+export {
+  AxMCPHTTPFallbackTransport,
+  type AxMCPHTTPTransportOptions,
+  axMCPHTTPTransport,
+} from './sse/fallback.js';
+export { AxMCPHTTPSSETransport, type AxMCPHTTPSSETransportOptions } from './sse/http-sse.js';
 export type {
   AxMCPEventStream,
   AxMCPMessageContext,
@@ -11,3 +17,9 @@ export type {
   AxMCPTransport,
   AxMCPTransportHandlers,
 } from './types.js';
+export {
+  type AxMCPWebSocketConstructor,
+  type AxMCPWebSocketLike,
+  AxMCPWebSocketTransport,
+  type AxMCPWebSocketTransportOptions,
+} from './websocket/websocket.js';

@@ -1,0 +1,341 @@
+/**
+ * The deprecated HTTP+SSE transport of MCP 2024-11-05, for servers that never moved to
+ * Streamable HTTP: a long-lived GET stream whose first event (`endpoint`) names the URI
+ * to POST every client message to; every server message arrives on the GET stream.
+ * Isomorphic: no `node:` imports.
+ */
+import {
+  type AxMCPAuthentication,
+  applyAuthentication,
+  authenticationSensitiveHeaders,
+} from '../../auth/index.js';
+import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
+import { type AxMCPSSRFOptions, redactURL } from '../../net/ssrf.js';
+import { linkAbort } from '../../protocol/abort.js';
+import {
+  type AxMCPError,
+  AxMCPHTTPStatusError,
+  AxMCPSessionExpiredError,
+  AxMCPSSRFError,
+  AxMCPTransportError,
+} from '../../protocol/errors.js';
+import type {
+  JSONRPCMessage,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  JSONRPCResponse,
+} from '../../protocol/jsonrpc.js';
+import { readSSE, type SSEEvent } from '../../protocol/sse.js';
+import { AxMCPMessageChannel } from '../message-channel.js';
+import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
+import { ConnectedSession, type SessionConnection } from './connected-session.js';
+
+/** Options of {@link AxMCPHTTPSSETransport}. */
+export interface AxMCPHTTPSSETransportOptions {
+  /** Headers sent with the GET and every POST. */
+  headers?: Record<string, string>;
+  /** Authentication strategies, applied in order to every HTTP request. */
+  authentication?: AxMCPAuthentication | AxMCPAuthentication[];
+  /** The `fetch` to use (default: the global one). */
+  fetch?: typeof fetch;
+  /** SSRF protection (default on): HTTPS only, no loopback or private addresses. */
+  ssrfProtection?: boolean | AxMCPSSRFOptions;
+  /** Time allowed to open the stream and receive the `endpoint` event, and for each POST. Default 30 000 ms. */
+  timeoutMs?: number;
+  /** The largest single server message accepted, in bytes (default 16 MiB). */
+  maxMessageBytes?: number;
+  /** Called with what the transport drops: undecodable events, responses nobody waits for. */
+  onProtocolError?: (error: AxMCPError) => void;
+}
+
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const ERROR_BODY_BYTES = 64 * 1024;
+const MAX_CHALLENGES = 3;
+
+/**
+ * The 2024-11-05 HTTP+SSE transport (`kind: 'sse'`, always the legacy era).
+ *
+ * `start()` opens `GET <url>` and waits for the `endpoint` event; the announced URI must be
+ * on the same origin as `url` (a server cannot send the client's messages, and credentials,
+ * elsewhere). Each message is then POSTed there. If the GET stream drops, pending requests
+ * reject with code `closed`, and the session is gone: the client re-initializes over a new
+ * stream and restores its subscriptions, as it does for an expired Streamable HTTP session.
+ *
+ * @example
+ * ```ts
+ * const transport = new AxMCPHTTPSSETransport('https://old.example.com/sse');
+ * const client = new AxMCPClient(transport, { namespace: 'old' });
+ * await client.callTool('echo', { message: 'hi' });
+ * ```
+ */
+export class AxMCPHTTPSSETransport implements AxMCPTransport {
+  readonly kind = 'sse' as const;
+  readonly endpoint: string;
+  readonly endpointKey: string;
+
+  readonly #url: URL;
+  readonly #options: AxMCPHTTPSSETransportOptions;
+  readonly #fetch: (input: string | URL, init?: RequestInit) => Promise<Response>;
+  readonly #timeoutMs: number;
+  readonly #maxBytes: number;
+  readonly #session: ConnectedSession;
+  #connections = 0;
+
+  constructor(url: string | URL, options: AxMCPHTTPSSETransportOptions = {}) {
+    this.#url = new URL(url);
+    if (this.#url.username || this.#url.password) {
+      throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
+    }
+    this.#url.hash = '';
+    this.endpoint = redactURL(this.#url).replace('?…', '');
+    this.endpointKey = `sse:${this.#url.href}`;
+    this.#options = options;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
+    const guard: Parameters<typeof createGuardedFetch>[0] = {
+      ssrfProtection: options.ssrfProtection ?? true,
+      sensitiveHeaders: authenticationSensitiveHeaders(options.authentication),
+    };
+    if (options.fetch) guard.fetch = options.fetch;
+    this.#fetch = createGuardedFetch(guard);
+    this.#session = new ConnectedSession({ endpoint: this.endpoint, open: (signal) => this.#open(signal) });
+  }
+
+  /** The session id the server put in the `endpoint` URI (or a local name when it gave none). */
+  get sessionId(): string | undefined {
+    return this.#session.sessionId;
+  }
+
+  setHandlers(handlers: AxMCPTransportHandlers): void {
+    this.#session.setHandlers(handlers);
+  }
+
+  /** Opens the GET stream and waits for the `endpoint` event. Idempotent. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#session.start(signal);
+  }
+
+  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
+    return this.#session.request(message, options);
+  }
+
+  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
+    return this.#session.notify(message, options);
+  }
+
+  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
+    return this.#session.respond(message, options);
+  }
+
+  resetSession(): void {
+    this.#session.resetSession();
+  }
+
+  /** A stream that ends when the GET stream drops (server messages reach the handlers directly). */
+  openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
+    return this.#session.openEventStream(options);
+  }
+
+  /** Closes the GET stream; pending requests reject with code `closed`. Idempotent. */
+  close(): Promise<void> {
+    return this.#session.close();
+  }
+
+  async #open(closing: AbortSignal): Promise<SessionConnection> {
+    const stream = new AbortController();
+    const link = linkAbort(closing);
+    const opening = setTimeout(
+      () => link.abort(this.#error(`Timed out waiting for the endpoint event after ${this.#timeoutMs} ms`)),
+      this.#timeoutMs,
+    );
+    const stop = () => stream.abort(link.signal.reason);
+    link.signal.addEventListener('abort', stop, { once: true });
+    let events: AsyncGenerator<SSEEvent>;
+    let postURL: URL;
+    try {
+      const response = await this.#send(
+        'GET',
+        this.#url,
+        undefined,
+        { accept: 'text/event-stream' },
+        stream.signal,
+      );
+      if (!response.ok || !isEventStream(response))
+        throw await this.#statusError(response, 'opening the SSE stream');
+      events = readSSE(response.body as ReadableStream<Uint8Array>, { maxEventBytes: this.#maxBytes });
+      postURL = await this.#endpointEvent(events, response.url || this.#url.href);
+    } catch (error) {
+      stream.abort();
+      throw link.signal.aborted && !(error instanceof AxMCPTransportError) ? link.signal.reason : error;
+    } finally {
+      clearTimeout(opening);
+      link.signal.removeEventListener('abort', stop);
+      link.dispose();
+    }
+    const sessionId = postURL.searchParams.get('sessionId') ?? `sse-${++this.#connections}`;
+    const channel = new AxMCPMessageChannel({
+      endpoint: this.endpoint,
+      send: (message) => this.#post(postURL, message, stream.signal),
+      onProtocolError: (error) => this.#options.onProtocolError?.(error),
+    });
+    const ended = this.#pump(events, channel, stream.signal);
+    return {
+      channel,
+      sessionId,
+      ended,
+      close: () => {
+        channel.close();
+        stream.abort();
+      },
+    };
+  }
+
+  /** Reads until the `endpoint` event and returns the URI it names, after the same-origin check. */
+  async #endpointEvent(events: AsyncGenerator<SSEEvent>, base: string): Promise<URL> {
+    for (;;) {
+      const next = await events.next();
+      if (next.done) throw this.#error('The SSE stream ended before announcing its endpoint', 'stream_ended');
+      if (next.value.event !== 'endpoint') continue;
+      let target: URL;
+      try {
+        target = new URL(next.value.data.trim(), base);
+      } catch (error) {
+        throw this.#error('The endpoint event does not hold a URI', 'transport_error', error);
+      }
+      if (target.origin !== this.#url.origin) {
+        throw new AxMCPSSRFError(
+          redactURL(target),
+          `the endpoint event left the origin ${this.#url.origin}`,
+          {
+            endpoint: this.endpoint,
+          },
+        );
+      }
+      target.hash = '';
+      return target;
+    }
+  }
+
+  /** Feeds `message` events to the channel until the stream ends; resolves then. */
+  async #pump(
+    events: AsyncGenerator<SSEEvent>,
+    channel: AxMCPMessageChannel,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let reason: AxMCPError;
+    try {
+      for (;;) {
+        const next = await events.next();
+        if (next.done) break;
+        const event = next.value;
+        if (event.data === '' || (event.event !== undefined && event.event !== 'message')) continue;
+        channel.receiveText(event.data);
+      }
+      reason = this.#error('The server ended the SSE stream', 'stream_ended');
+    } catch (error) {
+      reason =
+        error instanceof AxMCPTransportError
+          ? error.attribute({ endpoint: this.endpoint })
+          : this.#error('The SSE stream broke', 'stream_ended', error);
+    }
+    if (!signal.aborted) channel.close(reason);
+    await events.return(undefined).catch(() => undefined);
+  }
+
+  async #post(url: URL, message: JSONRPCMessage, stream: AbortSignal): Promise<void> {
+    const link = linkAbort(stream);
+    const timer = setTimeout(
+      () => link.abort(this.#error(`Timed out posting after ${this.#timeoutMs} ms`)),
+      this.#timeoutMs,
+    );
+    try {
+      const response = await this.#send(
+        'POST',
+        url,
+        JSON.stringify(message),
+        { 'content-type': 'application/json' },
+        link.signal,
+      );
+      if (response.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        return;
+      }
+      if (response.status === 404) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new AxMCPSessionExpiredError(undefined, {
+          endpoint: this.endpoint,
+          sessionId: url.searchParams.get('sessionId') ?? undefined,
+        });
+      }
+      throw await this.#statusError(response, 'posting a message');
+    } catch (error) {
+      if (link.signal.aborted && !(error instanceof AxMCPTransportError)) throw link.signal.reason;
+      if (error instanceof TypeError)
+        throw this.#error(`Could not reach ${this.endpoint}: ${error.message}`, 'transport_error', error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      link.dispose();
+    }
+  }
+
+  /** One HTTP exchange, answering authentication challenges (bounded) by sending again. */
+  async #send(
+    method: 'GET' | 'POST',
+    url: URL,
+    body: string | undefined,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const strategies = this.#strategies();
+    for (let attempt = 0; ; attempt++) {
+      const headers = new Headers(this.#options.headers);
+      for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+      const input = body === undefined ? { method, url, headers } : { method, url, headers, body };
+      const authed = await applyAuthentication(this.#options.authentication, input);
+      const init: RequestInit = { method, headers: authed.headers, signal };
+      if (body !== undefined) init.body = body;
+      const response = await this.#fetch(authed.url, init);
+      const seen = { status: response.status, headers: response.headers, url };
+      for (const strategy of strategies) strategy.observe?.(seen);
+      if ((response.status !== 401 && response.status !== 403) || attempt >= MAX_CHALLENGES) return response;
+      let retry = false;
+      for (const strategy of strategies) {
+        if (strategy.challenge && (await strategy.challenge({ ...seen, method, attempt, signal }))) {
+          retry = true;
+          break;
+        }
+      }
+      if (!retry) return response;
+      await response.body?.cancel().catch(() => undefined);
+    }
+  }
+
+  #strategies(): readonly AxMCPAuthentication[] {
+    const authentication = this.#options.authentication;
+    if (authentication === undefined) return [];
+    return Array.isArray(authentication) ? authentication : [authentication as AxMCPAuthentication];
+  }
+
+  async #statusError(response: Response, what: string): Promise<AxMCPHTTPStatusError> {
+    const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
+      () => '',
+    );
+    return new AxMCPHTTPStatusError(response.status, `HTTP ${response.status} ${what}`, {
+      endpoint: this.endpoint,
+      bodySnippet: text.slice(0, 500),
+    });
+  }
+
+  #error(
+    message: string,
+    code: 'transport_error' | 'stream_ended' = 'transport_error',
+    cause?: unknown,
+  ): AxMCPTransportError {
+    return new AxMCPTransportError(code, message, { endpoint: this.endpoint, cause });
+  }
+}
+
+function isEventStream(response: Response): boolean {
+  return (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+}

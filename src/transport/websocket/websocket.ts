@@ -1,0 +1,313 @@
+/**
+ * MCP over WebSocket: one JSON-RPC message per text frame, subprotocol `mcp`.
+ * Uses the runtime's `WebSocket` (browsers, Deno, Bun, Node ≥ 22) or a constructor the
+ * caller passes (`ws` on Node 20). Isomorphic: no `node:` imports.
+ */
+import { type AxMCPSSRFOptions, assertURLAllowed, redactURL } from '../../net/ssrf.js';
+import { linkAbort } from '../../protocol/abort.js';
+import { type AxMCPError, AxMCPTransportError } from '../../protocol/errors.js';
+import type {
+  JSONRPCMessage,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  JSONRPCResponse,
+} from '../../protocol/jsonrpc.js';
+import { AxMCPMessageChannel } from '../message-channel.js';
+import { ConnectedSession, type SessionConnection } from '../sse/connected-session.js';
+import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
+
+/** An event handler property, compared bivariantly so that runtime-specific event types fit. */
+type AxMCPSocketHandler<E> = { handle(event: E): void }['handle'];
+
+/** The part of the WHATWG `WebSocket` this transport uses; `ws`'s `WebSocket` satisfies it. */
+export interface AxMCPWebSocketLike {
+  readonly readyState: number;
+  readonly protocol: string;
+  binaryType: string;
+  onopen: AxMCPSocketHandler<unknown> | null;
+  onmessage: AxMCPSocketHandler<{ data: unknown }> | null;
+  onerror: AxMCPSocketHandler<unknown> | null;
+  onclose: AxMCPSocketHandler<{ code: number; reason: unknown }> | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+
+/** A `WebSocket` constructor: the global one, or `ws`'s. */
+export type AxMCPWebSocketConstructor = new (
+  url: string,
+  protocols?: string | string[],
+) => AxMCPWebSocketLike;
+
+/** Options of {@link AxMCPWebSocketTransport}. */
+export interface AxMCPWebSocketTransportOptions {
+  /** Subprotocols to offer (default `['mcp']`); the server must pick one of them. */
+  protocols?: string | string[];
+  /** The constructor to use (default: the global `WebSocket`). Pass `ws`'s `WebSocket` on Node 20. */
+  WebSocket?: AxMCPWebSocketConstructor;
+  /** SSRF protection (default on): `wss:` only, no loopback or private addresses. */
+  ssrfProtection?: boolean | AxMCPSSRFOptions;
+  /** Time allowed for the opening handshake, ms (default 30 000). */
+  openTimeoutMs?: number;
+  /** The largest message accepted or sent, in bytes (default 16 MiB); a larger incoming frame is dropped. */
+  maxMessageBytes?: number;
+  /** Called with what the transport drops: frames that are not JSON-RPC, oversized frames, stray responses. */
+  onProtocolError?: (error: AxMCPError) => void;
+}
+
+const OPEN = 1;
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * An {@link AxMCPTransport} over WebSocket (`kind: 'websocket'`).
+ *
+ * Ids are the client's (unique per client); every pending request rejects with code `closed`
+ * when the socket closes. If the socket drops, the next message reconnects: a legacy session
+ * (one that carried `initialize`) is reported lost, so the client re-initializes and restores
+ * its subscriptions, as it does over HTTP; a stateless 2026-07-28 conversation just goes on.
+ *
+ * @example
+ * ```ts
+ * import { WebSocket } from 'ws'; // Node 20; elsewhere omit the option
+ * const transport = new AxMCPWebSocketTransport('wss://mcp.example.com/ws', { WebSocket });
+ * const client = new AxMCPClient(transport, { namespace: 'example' });
+ * ```
+ */
+export class AxMCPWebSocketTransport implements AxMCPTransport {
+  readonly kind = 'websocket' as const;
+  readonly endpoint: string;
+  readonly endpointKey: string;
+
+  readonly #url: URL;
+  readonly #options: AxMCPWebSocketTransportOptions;
+  readonly #session: ConnectedSession;
+  readonly #maxBytes: number;
+  #connections = 0;
+
+  constructor(url: string | URL, options: AxMCPWebSocketTransportOptions = {}) {
+    this.#url = new URL(url);
+    if (this.#url.protocol !== 'ws:' && this.#url.protocol !== 'wss:') {
+      throw new AxMCPTransportError(
+        'transport_error',
+        `A WebSocket URL starts with ws: or wss:, not ${this.#url.protocol}`,
+      );
+    }
+    if (this.#url.username || this.#url.password) {
+      throw new AxMCPTransportError('transport_error', 'Credentials do not belong in the URL');
+    }
+    this.#url.hash = '';
+    this.endpoint = redactURL(this.#url).replace('?…', '');
+    this.endpointKey = this.#url.href;
+    this.#options = options;
+    this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
+    this.#session = new ConnectedSession({ endpoint: this.endpoint, open: (signal) => this.#open(signal) });
+  }
+
+  /** A local name for the current connection's session (`ws-1`, `ws-2`, …). */
+  get sessionId(): string | undefined {
+    return this.#session.sessionId;
+  }
+
+  setHandlers(handlers: AxMCPTransportHandlers): void {
+    this.#session.setHandlers(handlers);
+  }
+
+  /** Opens the socket. Idempotent. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#session.start(signal);
+  }
+
+  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
+    return this.#session.request(message, options);
+  }
+
+  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
+    return this.#session.notify(message, options);
+  }
+
+  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
+    return this.#session.respond(message, options);
+  }
+
+  resetSession(): void {
+    this.#session.resetSession();
+  }
+
+  /** A stream that ends when the socket drops (server messages reach the handlers directly). */
+  openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
+    return this.#session.openEventStream(options);
+  }
+
+  /** Closes the socket (code 1000); pending requests reject with code `closed`. Idempotent. */
+  close(): Promise<void> {
+    return this.#session.close();
+  }
+
+  async #open(closing: AbortSignal): Promise<SessionConnection> {
+    const Ctor =
+      this.#options.WebSocket ?? (globalThis as { WebSocket?: AxMCPWebSocketConstructor }).WebSocket;
+    if (!Ctor) {
+      throw new AxMCPTransportError(
+        'transport_error',
+        'This runtime has no global WebSocket: pass one as the `WebSocket` option (for example from the `ws` package)',
+        { endpoint: this.endpoint },
+      );
+    }
+    const asHTTP = new URL(this.#url);
+    asHTTP.protocol = this.#url.protocol === 'wss:' ? 'https:' : 'http:';
+    await assertURLAllowed(asHTTP, this.#options.ssrfProtection ?? true);
+    const protocols = this.#options.protocols ?? ['mcp'];
+    const socket = new Ctor(this.#url.href, protocols);
+    socket.binaryType = 'arraybuffer';
+    const sessionId = `ws-${++this.#connections}`;
+    let localClose = false;
+    let markEnded!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
+    const channel = new AxMCPMessageChannel({
+      endpoint: this.endpoint,
+      send: (message) => this.#send(socket, message),
+      onProtocolError: (error) => this.#options.onProtocolError?.(error),
+    });
+    await this.#opened(socket, closing);
+    socket.onmessage = (event) => {
+      const text = this.#text(event.data);
+      if (text !== undefined) channel.receiveText(text);
+    };
+    socket.onerror = () => undefined;
+    socket.onclose = (event) => {
+      if (!localClose) {
+        const reason =
+          typeof event.reason === 'string' && event.reason ? `: ${event.reason.slice(0, 200)}` : '';
+        channel.close(
+          new AxMCPTransportError('stream_ended', `The WebSocket closed (code ${event.code}${reason})`, {
+            endpoint: this.endpoint,
+          }),
+        );
+      }
+      markEnded();
+    };
+    return {
+      channel,
+      sessionId,
+      ended,
+      close: () => {
+        if (localClose) return;
+        localClose = true;
+        channel.close();
+        try {
+          socket.close(1000, 'client closed');
+        } catch {
+          markEnded();
+        }
+      },
+    };
+  }
+
+  /** Resolves once the handshake completed; rejects (and closes the socket) on failure, timeout or abort. */
+  #opened(socket: AxMCPWebSocketLike, closing: AbortSignal): Promise<void> {
+    const link = linkAbort(closing);
+    const timeoutMs = this.#options.openTimeoutMs ?? 30_000;
+    return new Promise<void>((resolve, reject) => {
+      const fail = (error: AxMCPTransportError) => {
+        clearTimeout(timer);
+        link.dispose();
+        socket.onopen = socket.onerror = socket.onclose = null;
+        try {
+          socket.close();
+        } catch {
+          // Closing a socket that never opened may throw in some runtimes.
+        }
+        reject(error);
+      };
+      const timer = setTimeout(
+        () => fail(this.#error(`The WebSocket handshake took longer than ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      link.signal.addEventListener(
+        'abort',
+        () => fail(this.#error('Opening the WebSocket was aborted', 'closed')),
+        {
+          once: true,
+        },
+      );
+      socket.onerror = () => fail(this.#error(`Could not open a WebSocket to ${this.endpoint}`));
+      socket.onclose = (event) =>
+        fail(this.#error(`The WebSocket closed during the handshake (code ${event.code})`));
+      socket.onopen = () => {
+        clearTimeout(timer);
+        link.dispose();
+        const offered = this.#options.protocols ?? ['mcp'];
+        const list = typeof offered === 'string' ? [offered] : offered;
+        if (list.length > 0 && !list.includes(socket.protocol)) {
+          fail(
+            this.#error(
+              `The server chose subprotocol "${socket.protocol.slice(0, 40)}", not one of ${list.join(', ')}`,
+            ),
+          );
+          return;
+        }
+        resolve();
+      };
+    });
+  }
+
+  #send(socket: AxMCPWebSocketLike, message: JSONRPCMessage): void {
+    const text = JSON.stringify(message);
+    if (text.length > this.#maxBytes / 3 && new TextEncoder().encode(text).byteLength > this.#maxBytes) {
+      throw new AxMCPTransportError(
+        'message_too_large',
+        `A message to ${this.endpoint} is over ${this.#maxBytes} bytes`,
+        {
+          endpoint: this.endpoint,
+        },
+      );
+    }
+    if (socket.readyState !== OPEN) throw this.#error('The WebSocket is not open', 'closed');
+    socket.send(text);
+  }
+
+  /** A frame as text, or undefined (reported) when it is too large or not text. */
+  #text(data: unknown): string | undefined {
+    let size: number;
+    let text: string | undefined;
+    if (typeof data === 'string') {
+      size = data.length;
+      text = data;
+    } else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
+      size = data.byteLength;
+    } else {
+      this.#options.onProtocolError?.(
+        this.#error('Dropped a WebSocket frame that is neither text nor bytes'),
+      );
+      return undefined;
+    }
+    if (size > this.#maxBytes) {
+      this.#options.onProtocolError?.(
+        new AxMCPTransportError(
+          'message_too_large',
+          `Dropped a WebSocket message over ${this.#maxBytes} bytes`,
+          {
+            endpoint: this.endpoint,
+          },
+        ),
+      );
+      return undefined;
+    }
+    if (text !== undefined) return text;
+    const bytes =
+      data instanceof ArrayBuffer
+        ? new Uint8Array(data)
+        : new Uint8Array(
+            (data as ArrayBufferView).buffer,
+            (data as ArrayBufferView).byteOffset,
+            (data as ArrayBufferView).byteLength,
+          );
+    return utf8.decode(bytes);
+  }
+
+  #error(message: string, code: 'transport_error' | 'closed' = 'transport_error'): AxMCPTransportError {
+    return new AxMCPTransportError(code, message, { endpoint: this.endpoint });
+  }
+}

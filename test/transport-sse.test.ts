@@ -1,0 +1,157 @@
+/**
+ * AxMCPHTTPSSETransport (the deprecated 2024-11-05 HTTP+SSE transport) against
+ * `@modelcontextprotocol/server-everything` in `sse` mode: the endpoint event, POSTs, server
+ * requests on the GET stream, progress, the `legacySSEFallback` of era classification, and the
+ * same-origin rule for the announced endpoint (against a raw node:http peer that breaks it).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AxMCPClient,
+  type AxMCPClientOptions,
+  AxMCPHTTPFallbackTransport,
+  AxMCPHTTPSSETransport,
+  AxMCPHTTPStatusError,
+  AxMCPMemoryEraStore,
+  AxMCPSSRFError,
+  axMCPHTTPTransport,
+} from '../src/index.js';
+import type { AxMCPTransport } from '../src/transport/index.js';
+import { type EverythingServer, startEverythingServer } from './servers/everything.js';
+import { listenLoopback } from './servers/node-http.js';
+
+const LOOPBACK = { allowHTTP: true, allowLoopback: true } as const;
+
+let server: EverythingServer;
+beforeAll(async () => {
+  server = await startEverythingServer({ mode: 'sse' });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function clientFor(transport: AxMCPTransport, options: Partial<AxMCPClientOptions> = {}): AxMCPClient {
+  return new AxMCPClient(transport, {
+    namespace: 'sse',
+    eraStore: new AxMCPMemoryEraStore(),
+    timeoutMs: 15_000,
+    ...options,
+  });
+}
+
+function texts(result: { content: ReadonlyArray<{ type: string; [key: string]: unknown }> }): string {
+  return result.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('\n');
+}
+
+describe('AxMCPHTTPSSETransport against server-everything (sse mode)', () => {
+  it('connects without a probe, lists, calls, reports progress and answers sampling over the GET stream', async () => {
+    const transport = new AxMCPHTTPSSETransport(server.url, { ssrfProtection: LOOPBACK });
+    const sent: string[] = [];
+    const request = transport.request.bind(transport);
+    transport.request = (message, options) => {
+      sent.push(message.method);
+      return request(message, options);
+    };
+    const client = clientFor(transport, {
+      era: 'auto',
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'sse sample' }, model: 'm' }),
+    });
+    try {
+      await client.init();
+      expect(transport.kind).toBe('sse');
+      expect(sent[0]).toBe('initialize');
+      expect(client.getEra()).toBe('legacy');
+      expect(client.serverInfo).toMatchObject({ name: 'mcp-servers/everything' });
+      expect(transport.sessionId).toMatch(/\S+/);
+
+      const catalog = await client.inspectCatalog();
+      expect(catalog.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
+      expect(texts(await client.callTool('get-sum', { a: 2, b: 40 }))).toContain('42');
+
+      const progress: number[] = [];
+      const long = await client.callTool(
+        'trigger-long-running-operation',
+        { duration: 0.6, steps: 3 },
+        { onProgress: (p) => progress.push(p.progress) },
+      );
+      expect(texts(long)).toContain('Long running operation completed');
+      expect(progress).toEqual([1, 2, 3]);
+
+      // Capability-dependent tools appear after initialized (tools/list_changed on the stream).
+      const deadline = Date.now() + 5_000;
+      while (!(await client.inspectCatalog()).tools.some((t) => t.name === 'trigger-sampling-request')) {
+        if (Date.now() > deadline) throw new Error('trigger-sampling-request never appeared');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const sampled = await client.callTool('trigger-sampling-request', { prompt: 'hi', maxTokens: 5 });
+      expect(texts(sampled)).toContain('sse sample');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("era 'auto' falls back from Streamable HTTP to HTTP+SSE only when legacySSEFallback allows it", async () => {
+    const refused = clientFor(axMCPHTTPTransport(server.url, { ssrfProtection: LOOPBACK }), { era: 'auto' });
+    const error = await refused.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AxMCPHTTPStatusError);
+    expect([400, 404, 405]).toContain((error as AxMCPHTTPStatusError).status);
+    await refused.close();
+
+    const transport = axMCPHTTPTransport(server.url, { ssrfProtection: LOOPBACK, legacySSEFallback: true });
+    expect(transport).toBeInstanceOf(AxMCPHTTPFallbackTransport);
+    expect(transport.kind).toBe('http');
+    const client = clientFor(transport, { era: 'auto' });
+    try {
+      await client.init();
+      expect(transport.kind).toBe('sse');
+      expect((transport as AxMCPHTTPFallbackTransport).usesLegacySSE).toBe(true);
+      expect(client.getEra()).toBe('legacy');
+      expect(texts(await client.callTool('echo', { message: 'fell back' }))).toContain('fell back');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('AxMCPHTTPSSETransport: the endpoint event must stay on the origin', () => {
+  let posts = 0;
+  const peer = { close: async () => {}, url: (_path: string) => '' };
+  beforeAll(async () => {
+    const other = await listenLoopback((_req: IncomingMessage, res: ServerResponse) => {
+      posts++;
+      res.statusCode = 202;
+      res.end();
+    });
+    const hostile = await listenLoopback((req: IncomingMessage, res: ServerResponse) => {
+      if (req.method !== 'GET') {
+        res.statusCode = 405;
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Another port is another origin: the client must not post its messages there.
+      res.write(`event: endpoint\ndata: ${other.url('/messages?sessionId=abc')}\n\n`);
+    });
+    peer.url = hostile.url;
+    peer.close = async () => {
+      await hostile.close();
+      await other.close();
+    };
+  });
+  afterAll(async () => {
+    await peer.close();
+  });
+
+  it('refuses an endpoint on another origin and posts nothing there', async () => {
+    const transport = new AxMCPHTTPSSETransport(peer.url('/sse'), {
+      ssrfProtection: LOOPBACK,
+      headers: { authorization: 'Bearer secret' },
+    });
+    const client = clientFor(transport, { era: 'legacy' });
+    const error = await client.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AxMCPSSRFError);
+    expect((error as Error).message).toContain('left the origin');
+    expect(posts).toBe(0);
+    await client.close();
+  });
+});
