@@ -696,8 +696,7 @@ describe('cache hints and freshness', () => {
     }
   });
 
-  // BUG: readResource ignores the readCache option: it never consults nor fills the client's #readCache, so every read goes to the server.
-  it.skip('readCache reuses a read until its TTL', async () => {
+  it('readCache reuses a read until its TTL', async () => {
     const short = await startModernServer({
       cacheHints: { 'resources/read': { ttlMs: 400, cacheScope: 'public' } },
     });
@@ -722,8 +721,7 @@ describe('cache hints and freshness', () => {
     }
   });
 
-  // BUG: readResource ignores the readCache option (see above): the second read is sent instead of served from the cache.
-  it.skip('readCache drops a read on notifications/resources/updated', async () => {
+  it('readCache drops a read on notifications/resources/updated', async () => {
     const { client } = modernClient(peer.url, { readCache: true });
     const updates: string[] = [];
     client.subscribeEvents((event) => {

@@ -407,8 +407,7 @@ describe('more faults (v2 SDK peer): every replayable update exactly once', () =
     expect(rig.lifecycle.filter((e) => e.state === 'disconnected')).toEqual([]);
   });
 
-  // BUG: keep-alive comments count toward the per-message size limit (readSSE never resets pendingBytes without an event), so an idle stream is torn down.
-  it.skip('keep-alive comments on an idle stream never hit the message size limit', async () => {
+  it('keep-alive comments on an idle stream never hit the message size limit', async () => {
     const rig = await startRig({ server: { keepAliveMs: 5 }, transport: { maxResponseBytes: 1024 } });
     await primed(rig);
     // ~14 bytes of `: keepalive` every 5 ms: well past 1 KiB in two seconds, though no message is large.
@@ -420,8 +419,7 @@ describe('more faults (v2 SDK peer): every replayable update exactly once', () =
     expect(rig.lifecycle.filter((e) => e.state === 'disconnected')).toEqual([]);
   });
 
-  // BUG: an oversized event aborts readSSE after the parser already advanced lastEventId past the events behind it in the same chunk, so those are never replayed.
-  it.skip('an oversized event does not swallow the replayable update behind it', async () => {
+  it('an oversized event does not swallow the replayable update behind it', async () => {
     const long = `res://long/${'x'.repeat(2000)}`;
     const rig = await startRig({ transport: { maxResponseBytes: 1024 } });
     await primed(rig);
@@ -443,8 +441,7 @@ describe('more faults (v2 SDK peer): every replayable update exactly once', () =
 });
 
 describe('session loss, more cases (v2 SDK peer)', () => {
-  // BUG: listenStandalone emits 'session_restored' itself after recover(), and so does the client's #afterReconnect: two events for one restore.
-  it.skip('one restore is announced once', async () => {
+  it('one restore is announced once', async () => {
     const rig = await startRig();
     await primed(rig);
     await rig.server.restart();
@@ -453,8 +450,7 @@ describe('session loss, more cases (v2 SDK peer)', () => {
     expect(rig.lifecycle.filter((e) => e.state === 'session_restored')).toHaveLength(1);
   });
 
-  // BUG: when a request recovers the session before the GET stream reconnects, listenStandalone resumes the new session with the old session's Last-Event-ID and never gets its stream back.
-  it.skip('a session recovered by a request first: the stream follows the new session', async () => {
+  it('a session recovered by a request first: the stream follows the new session', async () => {
     const rig = await startRig({ listen: { retryDelayMs: 400, maxRetryDelayMs: 400 } });
     await primed(rig, [HELLO]);
     await rig.emit(HELLO, 10);
@@ -474,8 +470,7 @@ describe('session loss, more cases (v2 SDK peer)', () => {
     rig.expectExactlyOnce();
   });
 
-  // BUG: LegacyWire.recover() resets the session before re-initializing, and requests sent meanwhile go out without Mcp-Session-Id and fail (400) instead of waiting for the new session.
-  it.skip('a subscribe issued while the lost session is being re-initialized waits for the new session', async () => {
+  it('a subscribe issued while the lost session is being re-initialized waits for the new session', async () => {
     const rig = await startRig({ listen: { retryDelayMs: 2000, maxRetryDelayMs: 2000 } });
     await primed(rig);
     await rig.server.restart();
@@ -497,8 +492,7 @@ describe('session loss, more cases (v2 SDK peer)', () => {
     expect([...(rig.server.stats.subscriptions.get(session) ?? [])].sort()).toEqual([HELLO, ITEMS[0]].sort());
   });
 
-  // BUG: releasing the last owner while the session is lost deadlocks: the unsubscribe waits for recovery, whose restore waits for that same release.
-  it.skip('the last owner releases while the session is lost: the release ends and nothing is restored for it', async () => {
+  it('the last owner releases while the session is lost: the release ends and nothing is restored for it', async () => {
     const rig = await startRig({ listen: { retryDelayMs: 2000, maxRetryDelayMs: 2000 } });
     await primed(rig, [HELLO, ITEMS[0] as string]);
     await rig.server.restart();
@@ -512,7 +506,8 @@ describe('session loss, more cases (v2 SDK peer)', () => {
     expect(rig.client.subscriptions.map((s) => s.uri)).toEqual([ITEMS[0]]);
   });
 
-  // BUG: a Last-Event-ID the server no longer holds gets 400 on every reconnect; listenStandalone retries it forever instead of reopening fresh.
+  // BUG: the client now reopens fresh after the 400 (one GET with the old id, then one without), but the update
+  // emitted afterwards still does not arrive on the fresh stream; not yet understood (server replay state?).
   it.skip('a resume point the server evicted: the stream reopens fresh and later updates arrive', async () => {
     const rig = await startRig();
     await primed(rig);
@@ -780,9 +775,8 @@ describe('close() leaves nothing behind', () => {
     expect(rig.proxy.stats.log.length).toBe(requests);
   });
 
-  // BUG: client.close() stops the shared stream but never ends the startListening handles: `done` stays pending and their abort listener stays on the caller's signal.
   // (Also reported in 9d3ea09; an uncommitted fix in src/client/client.ts — `#lifetime` — makes this pass: un-skip when it lands.)
-  it.skip('close() ends every listening handle and leaves no listener on its signal', async () => {
+  it('close() ends every listening handle and leaves no listener on its signal', async () => {
     const rig = await startRig({ listen: false });
     const controller = new AbortController();
     rig.listening = rig.client.startListening({ signal: controller.signal, retryDelayMs: 20 });

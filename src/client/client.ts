@@ -3,6 +3,7 @@ import {
   AxMCPAuthorizationDeniedError,
   AxMCPError,
   AxMCPProtocolError,
+  AxMCPSessionExpiredError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
   RPC,
@@ -129,6 +130,7 @@ export class AxMCPClient {
   #stream: SharedStream | undefined;
   #streamHolds = 0;
   #keepStreamForServerRequests = false;
+  #sessionLostWhileReleasing = false;
   /** Resource URIs subscribed on the wire (in the 2026-07-28 era: in the listen filter). */
   readonly #wiredUris = new Set<string>();
   readonly #toolHeaders: ToolHeaderIndex;
@@ -137,6 +139,8 @@ export class AxMCPClient {
   #wire: Wire | undefined;
   #identity: ServerIdentity | undefined;
   #ready: Promise<void> | undefined;
+  /** Aborted by `close()`: ends task waits and listening handles. */
+  readonly #lifetime = new AbortController();
   /** Set when `close()` starts: public calls are refused, the client's own cleanup still runs. */
   #closing = false;
   #closed = false;
@@ -416,14 +420,27 @@ export class AxMCPClient {
   /** Reads a resource (text or blob contents). */
   async readResource(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPReadResourceResult> {
     await this.init(options.signal);
-    return parseReadResourceResult(
+    const cached = this.#readCache.get(uri);
+    if (cached && cached.expiresAt > Date.now()) return structuredClone(cached.result);
+    let askedForInput = false;
+    const result = parseReadResourceResult(
       await this.#send({
         method: 'resources/read',
         params: { uri },
         idempotent: true,
+        onInputRound: () => {
+          askedForInput = true;
+        },
         ...callOptions(options),
       }),
     );
+    const ttl = result.ttlMs;
+    // Reads that needed input rounds are never cached (the answer depended on that input).
+    const cacheable = this.#options.readCache === true && this.#wire?.era === 'modern' && !askedForInput;
+    if (cacheable && typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0) {
+      this.#readCache.set(uri, { result: structuredClone(result), expiresAt: Date.now() + ttl });
+    }
+    return result;
   }
 
   /** Asks for completions of a prompt argument or a resource template variable. */
@@ -478,6 +495,11 @@ export class AxMCPClient {
   async releaseResourceSubscription(uri: string, owner: string): Promise<void> {
     await this.init();
     await this.#owners.release(uri, owner);
+    if (this.#sessionLostWhileReleasing) {
+      // The release itself needed no session; the other owners' subscriptions do: restore them now.
+      this.#sessionLostWhileReleasing = false;
+      await this.#legacyWire()?.recover();
+    }
   }
 
   /** Subscribes to `uri` as the owner `manual`. */
@@ -582,7 +604,7 @@ export class AxMCPClient {
    */
   startListening(options: AxMCPListenOptions = {}): AxMCPListening {
     this.#assertOpen();
-    const link = linkAbort(options.signal);
+    const link = linkAbort(options.signal, this.#lifetime.signal);
     let release: (() => void) | undefined;
     const done = new Promise<void>((resolve) => {
       link.signal.addEventListener(
@@ -706,6 +728,7 @@ export class AxMCPClient {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    this.#lifetime.abort(new AxMCPTransportError('closed', 'The client was closed', this.#where()));
     for (const controller of this.#serverRequests.values()) controller.abort();
     if (this.#wire && this.#owners.uris().length > 0) {
       const bound = new Promise<void>((resolve) => {
@@ -857,13 +880,16 @@ export class AxMCPClient {
       }
       options.onStatus?.(seen);
     };
+    const link = linkAbort(options.signal, this.#lifetime.signal);
     try {
-      return await wire.tasks.await(task, { ...options, onStatus });
+      return await wire.tasks.await(task, { ...options, onStatus, signal: link.signal });
     } catch (error) {
       // Abandoning the wait abandons the task: tell the server, best effort.
       if (options.signal?.aborted) wire.tasks.cancel(task.taskId).catch(() => {});
+      if (this.#lifetime.signal.aborted && !options.signal?.aborted) throw this.#lifetime.signal.reason;
       throw error instanceof AxMCPError ? error.attribute(this.#where()) : error;
     } finally {
+      link.dispose();
       unwatch();
     }
   }
@@ -915,7 +941,18 @@ export class AxMCPClient {
 
   async #takeOffWire(uri: string): Promise<void> {
     if (!(this.#wire instanceof ModernWire)) {
-      await this.#send({ method: 'resources/unsubscribe', params: { uri }, idempotent: true });
+      try {
+        // No recovery from here: a lost session holds no subscriptions, which is what was asked.
+        await this.#send({
+          method: 'resources/unsubscribe',
+          params: { uri },
+          idempotent: true,
+          noRecovery: true,
+        });
+      } catch (error) {
+        if (!(error instanceof AxMCPSessionExpiredError)) throw error;
+        this.#sessionLostWhileReleasing = true;
+      }
       this.#wiredUris.delete(uri);
     } else {
       this.#wiredUris.delete(uri);

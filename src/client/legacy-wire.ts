@@ -33,6 +33,8 @@ export class LegacyWire implements Wire {
   readonly tasks: LegacyTasks;
   readonly #options: LegacyWireOptions;
   #recovering: Promise<ServerIdentity> | undefined;
+  /** The `initialize` of a recovery, which other requests wait for. */
+  #handshaking: Promise<void> | undefined;
 
   constructor(options: LegacyWireOptions) {
     this.#options = options;
@@ -74,6 +76,8 @@ export class LegacyWire implements Wire {
   }
 
   async request(request: SendRequest): Promise<Record<string, unknown>> {
+    // While a lost session is being re-initialized there is no session to send with: wait.
+    if (this.#handshaking && !request.noRecovery) await this.#handshaking.catch(() => {});
     try {
       return await this.#options.requests.send(request);
     } catch (error) {
@@ -97,7 +101,14 @@ export class LegacyWire implements Wire {
     this.#recovering ??= (async () => {
       try {
         this.#options.transport.resetSession?.();
-        const identity = await this.connect();
+        const handshake = this.connect();
+        this.#handshaking = handshake.then(() => {});
+        let identity: ServerIdentity;
+        try {
+          identity = await handshake;
+        } finally {
+          this.#handshaking = undefined;
+        }
         await this.#options.onReinitialized(identity);
         return identity;
       } finally {

@@ -51,8 +51,9 @@ export class ListenStream {
   readonly #life: ReturnType<typeof linkAbort>;
   #current: OpenStream | undefined;
   readonly #retiring = new Map<number, OpenStream>();
-  /** Notifications seen during an overlap, by content, so the second copy is dropped. */
-  readonly #overlapSeen = new Map<string, number>();
+  /** During an overlap: copies of each notification delivered per stream. */
+  #overlap: Map<string, Map<OpenStream, number>> | undefined;
+  readonly #retireTimers = new Set<ReturnType<typeof setTimeout>>();
   #changing: Promise<ListenFilter> | undefined;
   #everConnected = false;
   readonly ready: Promise<void>;
@@ -111,14 +112,16 @@ export class ListenStream {
     if (subscriptionId === undefined) return true;
     const stream = this.#byId(subscriptionId);
     if (!stream) return false;
-    if (this.#retiring.size === 0) return true;
-    // During an overlap the same event may come on both streams: pass the first copy.
+    if (!this.#overlap) return true;
+    // Both streams are acknowledged: an event after that may come on both. Pair copies
+    // across the two streams: a copy is dropped when the other stream already delivered it.
     const key = `${message.method}\u0000${JSON.stringify({ ...message.params, _meta: undefined })}`;
-    const now = Date.now();
-    for (const [seen, at] of this.#overlapSeen) if (now - at > OVERLAP_MS * 4) this.#overlapSeen.delete(seen);
-    if (this.#overlapSeen.has(key)) return false;
-    this.#overlapSeen.set(key, now);
-    return true;
+    let counts = this.#overlap.get(key);
+    if (!counts) this.#overlap.set(key, (counts = new Map()));
+    const mine = counts.get(stream) ?? 0;
+    const others = Math.max(0, ...[...counts].filter(([other]) => other !== stream).map(([, n]) => n));
+    counts.set(stream, mine + 1);
+    return others <= mine;
   }
 
   #byId(id: unknown): OpenStream | undefined {
@@ -131,31 +134,38 @@ export class ListenStream {
     const previous = this.#current;
     const next = this.#open(wanted);
     this.#current = next;
+    // The old stream keeps delivering until the new one is acknowledged, and a little after.
+    if (previous?.id !== undefined) this.#retiring.set(previous.id, previous);
     try {
       const honoured = await next.acked;
       this.#markReady();
+      if (previous) this.#retire(previous);
       return honoured;
     } catch (error) {
-      if (this.#current === next) this.#current = previous;
+      if (this.#current === next) {
+        this.#current = previous;
+        if (previous?.id !== undefined) this.#retiring.delete(previous.id);
+      } else if (previous) this.#retire(previous);
       next.controller.abort();
       throw error;
-    } finally {
-      if (previous && this.#current !== previous) this.#retire(previous);
     }
   }
 
+  /** Ends a replaced stream after the overlap in which both deliver. */
   #retire(stream: OpenStream): void {
     if (stream.id === undefined) {
       stream.controller.abort();
       return;
     }
     const id = stream.id;
-    this.#retiring.set(id, stream);
-    setTimeout(() => {
+    this.#overlap ??= new Map();
+    const timer = setTimeout(() => {
+      this.#retireTimers.delete(timer);
       stream.controller.abort();
       this.#retiring.delete(id);
-      if (this.#retiring.size === 0) this.#overlapSeen.clear();
-    }, OVERLAP_MS).unref?.();
+      if (this.#retiring.size === 0) this.#overlap = undefined;
+    }, OVERLAP_MS);
+    this.#retireTimers.add(timer);
   }
 
   #open(filter: ListenFilter): OpenStream {
@@ -234,6 +244,8 @@ export class ListenStream {
       const backoff = Math.min(ceiling, base * 2 ** Math.max(0, failures - 1));
       await delay(Math.round(backoff / 2 + (Math.random() * backoff) / 2), signal).catch(() => {});
     }
+    for (const timer of this.#retireTimers) clearTimeout(timer);
+    this.#retireTimers.clear();
     for (const stream of this.#retiring.values()) stream.controller.abort();
     this.#current?.controller.abort();
     this.#life.dispose();

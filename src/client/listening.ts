@@ -1,5 +1,5 @@
 import { delay, linkAbort } from '../protocol/abort.js';
-import { AxMCPSessionExpiredError } from '../protocol/errors.js';
+import { AxMCPHTTPStatusError, AxMCPSessionExpiredError } from '../protocol/errors.js';
 import type { AxMCPMessageContext, AxMCPStreamMessage, AxMCPTransport } from '../transport/types.js';
 import type { AxMCPLifecycleState } from './events.js';
 
@@ -56,12 +56,15 @@ export function listenStandalone(
 
   const run = async () => {
     let lastEventId: string | undefined;
+    let resumeSession: string | undefined;
     let failures = 0;
     let opened = false;
     while (!signal.aborted) {
       let serverRetry: number | undefined;
       try {
         await deps.connect(signal);
+        // A resume point belongs to its session: after a re-initialization it means nothing.
+        if (deps.transport.sessionId !== resumeSession) lastEventId = undefined;
         const stream = await deps.transport.openEventStream?.({
           signal,
           ...(lastEventId !== undefined ? { lastEventId } : {}),
@@ -80,7 +83,10 @@ export function listenStandalone(
         failures = 0;
         try {
           for await (const { message, eventId } of stream.messages) {
-            lastEventId = eventId ?? lastEventId;
+            if (eventId !== undefined) {
+              lastEventId = eventId;
+              resumeSession = deps.transport.sessionId;
+            }
             deps.dispatch(message, eventId === undefined ? {} : { eventId });
           }
         } finally {
@@ -95,11 +101,15 @@ export function listenStandalone(
           lastEventId = undefined;
           try {
             await deps.recover();
-            deps.lifecycle('session_restored');
             continue;
           } catch (recoverError) {
             options.onError?.(recoverError);
           }
+        } else if (lastEventId !== undefined && evictedResumePoint(error)) {
+          // The server no longer holds the resume point: reopen fresh now; the gap is reported.
+          options.onError?.(error);
+          lastEventId = undefined;
+          continue;
         } else {
           options.onError?.(error);
         }
@@ -120,4 +130,11 @@ export function listenStandalone(
     });
 
   return { ready, done, close: () => link.abort() };
+}
+
+/** A refused resume (a 4xx other than rate limiting) means the server forgot that event id. */
+function evictedResumePoint(error: unknown): boolean {
+  return (
+    error instanceof AxMCPHTTPStatusError && error.status >= 400 && error.status < 500 && error.status !== 429
+  );
 }

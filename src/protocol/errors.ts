@@ -24,7 +24,17 @@ export type AxMCPErrorCode =
   | 'invalid_argument'
   | 'task_failed'
   | 'task_cancelled'
-  | 'input_rounds_exhausted';
+  | 'input_rounds_exhausted'
+  // OAuth (AxMCPOAuthError)
+  | 'oauth_discovery_failed'
+  | 'oauth_resource_mismatch'
+  | 'oauth_issuer_mismatch'
+  | 'oauth_unsupported'
+  | 'oauth_registration_failed'
+  | 'oauth_interaction_required'
+  | 'oauth_authorization_failed'
+  | 'oauth_state_mismatch'
+  | 'oauth_token_failed';
 
 /** Where an error happened, without secrets. */
 export interface AxMCPErrorContext {

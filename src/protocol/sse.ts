@@ -27,13 +27,28 @@ export async function* readSSE(
   body: ReadableStream<Uint8Array>,
   options: SSEReadOptions,
 ): AsyncGenerator<SSEEvent> {
-  const queue: SSEEvent[] = [];
+  // Ids, retries and events are applied in stream order as they are consumed, so an id
+  // behind an event that fails is never recorded as seen (a resume replays from there).
+  const queue: (
+    | { kind: 'event'; event: SSEEvent }
+    | { kind: 'id'; id: string }
+    | { kind: 'retry'; ms: number }
+  )[] = [];
+  let progressed = false;
   const parser = createParser({
     onEvent(message: EventSourceMessage) {
-      queue.push(message);
+      queue.push({ kind: 'event', event: message });
     },
-    onRetry: options.onRetry,
-    onId: options.onId,
+    onRetry(ms) {
+      queue.push({ kind: 'retry', ms });
+    },
+    onId(id) {
+      queue.push({ kind: 'id', id });
+    },
+    onComment() {
+      // A keep-alive completes a line: what it carried belongs to no event.
+      progressed = true;
+    },
   });
   const decoder = new TextDecoder();
   const reader = body.getReader();
@@ -43,17 +58,19 @@ export async function* readSSE(
       const { done, value } = await reader.read();
       if (done) break;
       pendingBytes += value.byteLength;
+      progressed = false;
       parser.feed(decoder.decode(value, { stream: true }));
-      if (queue.length > 0) {
-        pendingBytes = 0;
-        while (queue.length > 0) {
-          const event = queue.shift() as SSEEvent;
-          if (event.data.length > options.maxEventBytes) throw tooLarge(options.maxEventBytes);
-          yield event;
+      if (queue.length > 0 || progressed) pendingBytes = 0;
+      while (queue.length > 0) {
+        const item = queue.shift() as (typeof queue)[number];
+        if (item.kind === 'id') options.onId?.(item.id);
+        else if (item.kind === 'retry') options.onRetry?.(item.ms);
+        else {
+          if (item.event.data.length > options.maxEventBytes) throw tooLarge(options.maxEventBytes);
+          yield item.event;
         }
-      } else if (pendingBytes > options.maxEventBytes) {
-        throw tooLarge(options.maxEventBytes);
       }
+      if (pendingBytes > options.maxEventBytes) throw tooLarge(options.maxEventBytes);
     }
     parser.feed(decoder.decode());
     // A final event without its terminating blank line is incomplete and is dropped, as the SSE spec says.
