@@ -1,0 +1,151 @@
+/**
+ * `ax-mcp record <endpoint> --out file.json -- <script> [args…]`: runs a script against a real
+ * MCP server and writes the session as a replayable recording (secrets redacted).
+ *
+ * The script is an ES module whose default export receives a connected `AxMCPClient`:
+ *
+ * ```js
+ * export default async function (client, { args }) {
+ *   const result = await client.callTool('search', { query: args[0] ?? 'mcp' });
+ *   return result.structuredContent; // stored as the recording's `result`
+ * }
+ * ```
+ */
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  type AxMCPClient,
+  type AxMCPClientOptions,
+  AxMCPHTTPSSETransport,
+  type AxMCPTransport,
+  type AxMCPWebSocketConstructor,
+  AxMCPWebSocketTransport,
+  axMCPBearerAuthentication,
+  axMCPHTTPTransport,
+} from '../index.js';
+import { AxMCPStdioTransport } from '../node.js';
+import { recordAxMCPSession } from '../testing.js';
+import { UsageError } from './connect.js';
+
+/** The usage line for `ax-mcp --help`. */
+export const RECORD_HELP = `  ax-mcp record <endpoint> --out FILE [--sse] [--secret VALUE]... -- <script.mjs> [args...]
+                                               record a script's MCP session for replay`;
+
+/** What a recorded script exports as default. */
+export type AxMCPRecordedScript = (client: AxMCPClient, context: { args: string[] }) => unknown;
+
+const OPTIONS = {
+  out: { type: 'string' },
+  era: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  bearer: { type: 'string' },
+  secret: { type: 'string', multiple: true },
+  sse: { type: 'boolean' },
+  'legacy-sse-fallback': { type: 'boolean' },
+  'allow-localhost': { type: 'boolean' },
+  namespace: { type: 'string' },
+} as const;
+
+/**
+ * Runs `ax-mcp record`. `argv` is everything after `record`. Returns the exit code; throws
+ * {@link UsageError} for a wrong call. `out` prints the summary.
+ */
+export async function recordCommand(argv: string[], out: (text: string) => void): Promise<number> {
+  const split = argv.indexOf('--');
+  if (split < 0) throw new UsageError('record needs -- <script> after its options');
+  const [script, ...scriptArgs] = argv.slice(split + 1);
+  if (!script) throw new UsageError('record needs a script after --');
+  const { values, positionals } = parseArgs({
+    args: argv.slice(0, split),
+    allowPositionals: true,
+    options: OPTIONS,
+  });
+  const endpoint = positionals[0];
+  if (!endpoint) throw new UsageError('record needs an endpoint');
+  if (!values.out) throw new UsageError('record needs --out FILE');
+  const era = values.era ?? 'auto';
+  if (era !== 'auto' && era !== 'legacy' && era !== 'modern')
+    throw new UsageError('--era must be auto, legacy or modern');
+
+  const run = await loadScript(script);
+  const secrets = [...(values.secret ?? [])];
+  if (values.bearer) secrets.push(values.bearer);
+  const headers: Record<string, string> = {};
+  for (const header of values.header ?? []) {
+    const colon = header.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--header needs "Name: value", got "${header}"`);
+    const value = header.slice(colon + 1).trim();
+    headers[header.slice(0, colon).trim()] = value;
+    secrets.push(value);
+  }
+  const transport = await transportFor(endpoint, values, headers);
+  const client: Partial<AxMCPClientOptions> = { namespace: values.namespace ?? 'recorded', era };
+  const { recording } = await recordAxMCPSession({
+    transport,
+    client,
+    secrets,
+    run: async (connected) => run(connected, { args: scriptArgs }),
+  });
+  await writeFile(values.out, `${JSON.stringify(recording, null, 2)}\n`);
+  out(`Recorded ${recording.steps.length} messages (${recording.era ?? 'unknown era'}) to ${values.out}`);
+  return 0;
+}
+
+async function loadScript(path: string): Promise<AxMCPRecordedScript> {
+  let module: { default?: unknown };
+  try {
+    module = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown };
+  } catch (error) {
+    throw new UsageError(
+      `Could not load the script ${path}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (typeof module.default !== 'function') {
+    throw new UsageError(`${path} must export a default function (client, { args }) => result`);
+  }
+  return module.default as AxMCPRecordedScript;
+}
+
+async function transportFor(
+  endpoint: string,
+  flags: { bearer?: string; sse?: boolean; 'legacy-sse-fallback'?: boolean; 'allow-localhost'?: boolean },
+  headers: Record<string, string>,
+): Promise<AxMCPTransport> {
+  if (endpoint.startsWith('stdio:')) {
+    const [command, ...args] = endpoint.slice('stdio:'.length).trim().split(/\s+/);
+    if (!command) throw new UsageError('stdio: needs a command, for example stdio:npx -y my-server');
+    return new AxMCPStdioTransport({ command, args });
+  }
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new UsageError(`"${endpoint}" is not a URL (or stdio:<command>)`);
+  }
+  const ssrfProtection = flags['allow-localhost'] ? { allowHTTP: true, allowLoopback: true } : true;
+  if (url.protocol === 'ws:' || url.protocol === 'wss:') {
+    return new AxMCPWebSocketTransport(url, { ssrfProtection, WebSocket: await webSocketConstructor() });
+  }
+  const authentication = flags.bearer ? axMCPBearerAuthentication(flags.bearer) : undefined;
+  const http = { headers, ssrfProtection, ...(authentication ? { authentication } : {}) };
+  if (flags.sse) return new AxMCPHTTPSSETransport(url, http);
+  return axMCPHTTPTransport(url, { ...http, legacySSEFallback: flags['legacy-sse-fallback'] === true });
+}
+
+/** The global `WebSocket` (Node ≥ 22), else the `ws` package if it is installed. */
+async function webSocketConstructor(): Promise<AxMCPWebSocketConstructor> {
+  const global = (globalThis as { WebSocket?: AxMCPWebSocketConstructor }).WebSocket;
+  if (global) return global;
+  try {
+    const name = 'ws';
+    const module = (await import(name)) as { WebSocket?: AxMCPWebSocketConstructor };
+    if (module.WebSocket) return module.WebSocket;
+  } catch {
+    // Reported below.
+  }
+  throw new UsageError(
+    'This Node has no WebSocket: install the `ws` package (npm install ws) or use Node 22+',
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * The recording format shared by the recording and replay transports, and the redaction
+ * that keeps secrets out of it. A recording is plain JSON: write it with `JSON.stringify`,
+ * read it with `JSON.parse` and {@link parseAxMCPRecording}. Isomorphic: no `node:` imports.
+ */
+import { AxMCPError } from '../protocol/errors.js';
+import { isObject } from '../protocol/json.js';
+import type { JSONRPCMessage } from '../protocol/jsonrpc.js';
+import type { AxMCPEra } from '../protocol/versions.js';
+import type { AxMCPTransport } from '../transport/types.js';
+
+/** What replaces a redacted value. Replay treats it as "anything". */
+export const AX_MCP_REDACTED = '[REDACTED]';
+
+/** A failure the transport threw instead of answering (no JSON-RPC response). */
+export interface AxMCPRecordedFailure {
+  name: string;
+  code: string;
+  message: string;
+  /** HTTP status, for `http_status` failures. */
+  status?: number;
+}
+
+/** One message (or failure) of a recording, in the order it happened. */
+export interface AxMCPRecordingStep {
+  /** Position in the recording, from 0. */
+  index: number;
+  /** Milliseconds since recording started. */
+  atMs: number;
+  /** `send`: the client wrote it; `receive`: the server (or the transport) produced it. */
+  direction: 'send' | 'receive';
+  /** What the step carries. */
+  type: 'request' | 'notification' | 'response' | 'failure';
+  /** The JSON-RPC message, redacted (absent for failures). */
+  message?: JSONRPCMessage;
+  /** For `failure`: the id of the client request that failed, and the error. */
+  requestId?: string | number;
+  failure?: AxMCPRecordedFailure;
+  /** The message came on the standalone event stream (legacy HTTP GET), not to the handlers. */
+  via?: 'stream';
+  /** The SSE event id it came with. */
+  eventId?: string;
+  /** Era classification traffic before the legacy handshake (a failed `server/discover` probe); replay skips it. */
+  probe?: true;
+}
+
+/** A recorded MCP session. */
+export interface AxMCPRecording {
+  format: 'ax-mcp-recording';
+  version: 1;
+  /** The endpoint, as the transport names it (no credentials, no query). */
+  endpoint: string;
+  /** The transport kind it was recorded over (replay reports the same, so the client behaves the same). */
+  transportKind: AxMCPTransport['kind'];
+  /** The era the session spoke; replay hands it to classification instead of probing. */
+  era: AxMCPEra | undefined;
+  protocolVersion?: string;
+  /** ISO 8601 time the recording started. */
+  recordedAt: string;
+  steps: AxMCPRecordingStep[];
+  /** What the recorded program returned, when recorded through `recordAxMCPSession` (redacted). */
+  result?: unknown;
+}
+
+/** How secrets are kept out of a recording. Redaction runs before anything is stored. */
+export interface AxMCPRedactionOptions {
+  /**
+   * Exact secret values (tokens, passwords) to scrub wherever they appear inside any string.
+   * Values shorter than 4 characters are ignored.
+   */
+  secrets?: readonly string[];
+  /** More object keys whose values are secrets (matched case-insensitively), on top of the built-in ones. */
+  keys?: readonly (string | RegExp)[];
+  /** A last say on each primitive value: return a replacement (for example {@link AX_MCP_REDACTED}) or the value. */
+  redact?: (path: readonly (string | number)[], value: unknown) => unknown;
+}
+
+/** Keys whose values are credentials: `password`, `apiKey`, `access_token`, `authorization`, … */
+const SECRET_KEY =
+  /secret|passw(or)?d|passphrase|api[-_]?key|private[-_]?key|credential|authorization|cookie|bearer/i;
+/** `token`, `access_token`, `refreshToken`, … but not `progressToken` or counts like `maxTokens`. */
+const TOKEN_KEY = /(^|[-_])token$|[a-z]Token$/;
+const NOT_SECRET = new Set(['progressToken', 'nextToken']);
+/** Values that look like credentials whatever their key: bearer headers, JWTs, well-known key formats. */
+const SECRET_VALUES: readonly RegExp[] = [
+  /\bBearer\s+[\w\-.~+/]+=*/gi,
+  /\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*/g,
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\b(ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{16,}/g,
+  /\bxox[abpr]-[A-Za-z0-9-]{10,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+];
+
+/** Returns a redacted deep copy of a JSON value. Object keys named like credentials lose their values. */
+export function redactRecordedValue(value: unknown, options: AxMCPRedactionOptions = {}): unknown {
+  const secrets = (options.secrets ?? []).filter((secret) => secret.length >= 4);
+  const extraKeys = (options.keys ?? []).map((key) =>
+    typeof key === 'string' ? new RegExp(`^${escapeRegExp(key)}$`, 'i') : key,
+  );
+  const isSecretKey = (key: string) =>
+    !NOT_SECRET.has(key) &&
+    (SECRET_KEY.test(key) || TOKEN_KEY.test(key) || extraKeys.some((k) => k.test(key)));
+  const walk = (node: unknown, path: (string | number)[]): unknown => {
+    if (Array.isArray(node)) return node.map((item, i) => walk(item, [...path, i]));
+    if (isObject(node)) {
+      const out: Record<string, unknown> = {};
+      for (const [key, child] of Object.entries(node)) {
+        const copy =
+          isSecretKey(key) && child !== null && typeof child !== 'object'
+            ? AX_MCP_REDACTED
+            : walk(child, [...path, key]);
+        // defineProperty: a server-chosen `__proto__` key stays a plain key.
+        Object.defineProperty(out, key, {
+          value: copy,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    let leaf = node;
+    if (typeof leaf === 'string') {
+      let text = leaf;
+      for (const secret of secrets) text = text.split(secret).join(AX_MCP_REDACTED);
+      for (const pattern of SECRET_VALUES) text = text.replace(pattern, AX_MCP_REDACTED);
+      leaf = text;
+    }
+    return options.redact ? options.redact(path, leaf) : leaf;
+  };
+  return walk(value, []);
+}
+
+/**
+ * Checks that a parsed JSON value is a recording this version understands and returns it.
+ * Throws `AxMCPError('invalid_argument')` naming what is wrong.
+ */
+export function parseAxMCPRecording(value: unknown): AxMCPRecording {
+  const fail = (why: string) => new AxMCPError('invalid_argument', `Not an ax-mcp recording: ${why}`);
+  if (!isObject(value) || value.format !== 'ax-mcp-recording') throw fail('format is not "ax-mcp-recording"');
+  if (value.version !== 1) throw fail(`version ${String(value.version).slice(0, 20)} is not 1`);
+  if (!Array.isArray(value.steps)) throw fail('steps is not an array');
+  if (value.era !== undefined && value.era !== 'legacy' && value.era !== 'modern')
+    throw fail('era is invalid');
+  for (const [i, step] of value.steps.entries()) {
+    if (!isObject(step) || (step.direction !== 'send' && step.direction !== 'receive')) {
+      throw fail(`step ${i} has no direction`);
+    }
+    if (step.type !== 'failure' && !isObject(step.message)) throw fail(`step ${i} has no message`);
+  }
+  return value as unknown as AxMCPRecording;
+}
+
+/** A short, human-readable name of a step for error messages: `step 7 (send request "tools/call")`. */
+export function describeStep(step: AxMCPRecordingStep): string {
+  const message = step.message;
+  const what =
+    message && 'method' in message
+      ? `${step.type} "${message.method}"`
+      : `${step.type} id ${String(message && 'id' in message ? message.id : step.requestId)}`;
+  return `step ${step.index} (${step.direction} ${what})`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

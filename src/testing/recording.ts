@@ -1,0 +1,296 @@
+/**
+ * `AxMCPRecordingTransport`: wraps any transport and records every message in both
+ * directions, with timing and era, as a plain-JSON {@link AxMCPRecording} with secrets
+ * redacted. Isomorphic: no `node:` imports.
+ */
+import { AxMCPClient } from '../client/client.js';
+import type { AxMCPClientOptions } from '../client/options.js';
+import { AxMCPError, AxMCPHTTPStatusError } from '../protocol/errors.js';
+import { isObject } from '../protocol/json.js';
+import type {
+  JSONRPCMessage,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  JSONRPCResponse,
+} from '../protocol/jsonrpc.js';
+import type { AxMCPEra } from '../protocol/versions.js';
+import type {
+  AxMCPEventStream,
+  AxMCPSendOptions,
+  AxMCPStreamMessage,
+  AxMCPTransport,
+  AxMCPTransportHandlers,
+} from '../transport/types.js';
+import {
+  type AxMCPRecordedFailure,
+  type AxMCPRecording,
+  type AxMCPRecordingStep,
+  type AxMCPRedactionOptions,
+  redactRecordedValue,
+} from './recording-format.js';
+
+/** Options of {@link AxMCPRecordingTransport}. */
+export interface AxMCPRecordingOptions extends AxMCPRedactionOptions {
+  /** The era to write into the recording; by default it is read from the traffic (`initialize` or `server/discover`). */
+  era?: AxMCPEra;
+  /** The clock, in ms (default `Date.now`). */
+  now?: () => number;
+}
+
+const MODERN_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * Records everything that passes through `inner`, which it otherwise leaves untouched.
+ * Read the result with {@link AxMCPRecordingTransport.recording} (any time, also after close).
+ *
+ * @example
+ * ```ts
+ * const recorder = new AxMCPRecordingTransport(new AxMCPStreamableHTTPTransport(url), { secrets: [token] });
+ * const client = new AxMCPClient(recorder, { namespace: 'shop' });
+ * await myProgram(client);
+ * await client.close();
+ * await writeFile('shop.recording.json', JSON.stringify(recorder.recording(), null, 2));
+ * ```
+ */
+export class AxMCPRecordingTransport implements AxMCPTransport {
+  readonly inner: AxMCPTransport;
+  readonly #options: AxMCPRecordingOptions;
+  readonly #now: () => number;
+  readonly #started: number;
+  readonly #steps: AxMCPRecordingStep[] = [];
+  #era: AxMCPEra | undefined;
+  #protocolVersion: string | undefined;
+
+  constructor(inner: AxMCPTransport, options: AxMCPRecordingOptions = {}) {
+    this.inner = inner;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#started = this.#now();
+    this.#era = options.era;
+  }
+
+  /** The inner transport's kind (it may change: an HTTP transport can fall back to HTTP+SSE). */
+  get kind(): AxMCPTransport['kind'] {
+    return this.inner.kind;
+  }
+
+  get endpoint(): string {
+    return this.inner.endpoint;
+  }
+
+  get endpointKey(): string {
+    return this.inner.endpointKey;
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  /** The recording so far: a redacted, JSON-ready deep copy. */
+  recording(): AxMCPRecording {
+    const steps = structuredClone(this.#steps);
+    if (this.#era === 'legacy') {
+      // Classification traffic before the handshake: a replay connects straight in the recorded era.
+      const handshake = steps.findIndex(
+        (step) =>
+          step.direction === 'send' &&
+          step.message &&
+          'method' in step.message &&
+          step.message.method === 'initialize',
+      );
+      for (const step of steps.slice(0, Math.max(0, handshake))) step.probe = true;
+    }
+    const recording: AxMCPRecording = {
+      format: 'ax-mcp-recording',
+      version: 1,
+      endpoint: this.inner.endpoint,
+      transportKind: this.inner.kind,
+      era: this.#era,
+      recordedAt: new Date(this.#started).toISOString(),
+      steps,
+    };
+    if (this.#protocolVersion !== undefined) recording.protocolVersion = this.#protocolVersion;
+    return recording;
+  }
+
+  setHandlers(handlers: AxMCPTransportHandlers): void {
+    this.inner.setHandlers({
+      onMessage: (message, context) => {
+        const extra: Partial<AxMCPRecordingStep> =
+          context.eventId === undefined ? {} : { eventId: context.eventId };
+        this.#record('receive', message, extra);
+        handlers.onMessage(message, context);
+      },
+      onClose: (error) => handlers.onClose?.(error),
+    });
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    await this.inner.start?.(signal);
+  }
+
+  async request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
+    this.#record('send', message);
+    this.#learnEra(message);
+    let response: JSONRPCResponse;
+    try {
+      response = await this.inner.request(message, options);
+    } catch (error) {
+      this.#push({ direction: 'receive', type: 'failure', requestId: message.id, failure: failureOf(error) });
+      throw error;
+    }
+    this.#record('receive', response);
+    this.#learnFromResponse(message, response);
+    return response;
+  }
+
+  async notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
+    this.#record('send', message);
+    await this.inner.notify(message, options);
+  }
+
+  async respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
+    this.#record('send', message);
+    await this.inner.respond(message, options);
+  }
+
+  setProtocolVersion(version: string | undefined): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  resetSession(): void {
+    this.inner.resetSession?.();
+  }
+
+  async terminateSession(signal?: AbortSignal): Promise<void> {
+    await this.inner.terminateSession?.(signal);
+  }
+
+  /** Passes the HTTP+SSE fallback of era classification through to the inner transport. */
+  async fallBackToLegacySSE(): Promise<boolean> {
+    const inner = this.inner as { fallBackToLegacySSE?: () => boolean | Promise<boolean> };
+    return (await inner.fallBackToLegacySSE?.()) ?? false;
+  }
+
+  async openEventStream(options: {
+    signal: AbortSignal;
+    lastEventId?: string;
+  }): Promise<AxMCPEventStream | null> {
+    const stream = (await this.inner.openEventStream?.(options)) ?? null;
+    if (!stream) return null;
+    const record = (item: AxMCPStreamMessage) =>
+      this.#record('receive', item.message, {
+        via: 'stream',
+        ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+      });
+    async function* recorded(): AsyncGenerator<AxMCPStreamMessage> {
+      for await (const item of stream?.messages ?? []) {
+        record(item);
+        yield item;
+      }
+    }
+    return {
+      messages: recorded(),
+      get retryMs() {
+        return stream.retryMs;
+      },
+      get lastEventId() {
+        return stream.lastEventId;
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  #record(
+    direction: 'send' | 'receive',
+    message: JSONRPCMessage,
+    extra: Partial<AxMCPRecordingStep> = {},
+  ): void {
+    const type = 'method' in message ? ('id' in message ? 'request' : 'notification') : 'response';
+    const redacted = redactRecordedValue(message, this.#options) as JSONRPCMessage;
+    this.#push({ direction, type, message: redacted, ...extra });
+  }
+
+  #push(step: Omit<AxMCPRecordingStep, 'index' | 'atMs'>): void {
+    this.#steps.push({ index: this.#steps.length, atMs: this.#now() - this.#started, ...step });
+  }
+
+  /** A request carrying the 2026-07-28 envelope means the modern era. */
+  #learnEra(message: JSONRPCRequest): void {
+    if (this.#options.era) return;
+    const meta =
+      isObject(message.params) && isObject(message.params._meta) ? message.params._meta : undefined;
+    const version = meta?.[MODERN_VERSION_META];
+    if (typeof version === 'string' && message.method !== 'server/discover') {
+      this.#era = 'modern';
+      this.#protocolVersion = version;
+    }
+  }
+
+  #learnFromResponse(request: JSONRPCRequest, response: JSONRPCResponse): void {
+    if (this.#options.era || !('result' in response) || !isObject(response.result)) return;
+    if (request.method === 'initialize' && typeof response.result.protocolVersion === 'string') {
+      this.#era = 'legacy';
+      this.#protocolVersion = response.result.protocolVersion;
+    } else if (request.method === 'server/discover' && Array.isArray(response.result.supportedVersions)) {
+      this.#era = 'modern';
+      const version = isObject(request.params?._meta) ? request.params._meta[MODERN_VERSION_META] : undefined;
+      if (typeof version === 'string') this.#protocolVersion = version;
+    }
+  }
+}
+
+function failureOf(error: unknown): AxMCPRecordedFailure {
+  if (error instanceof AxMCPError) {
+    const failure: AxMCPRecordedFailure = { name: error.name, code: error.code, message: error.message };
+    if (error instanceof AxMCPHTTPStatusError) failure.status = error.status;
+    return failure;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { name: error instanceof Error ? error.name : 'Error', code: 'transport_error', message };
+}
+
+/** Options of {@link recordAxMCPSession}. */
+export interface AxMCPRecordSessionOptions<T> extends AxMCPRecordingOptions {
+  /** The transport to the real server; it is wrapped, used and closed. */
+  transport: AxMCPTransport;
+  /** Options of the client the program gets (`namespace` defaults to `recorded`). */
+  client?: Partial<AxMCPClientOptions>;
+  /** The program to record. Its result is stored (redacted) in the recording when it is JSON. */
+  run: (client: AxMCPClient) => Promise<T>;
+}
+
+/**
+ * Runs `run` against a real server and returns its result and the recording of the session —
+ * the API behind `ax-mcp record`. The client is closed before returning, also on failure
+ * (the error is rethrown; nothing is returned).
+ */
+export async function recordAxMCPSession<T>(
+  options: AxMCPRecordSessionOptions<T>,
+): Promise<{ result: T; recording: AxMCPRecording }> {
+  const { transport, client: clientOptions, run, ...recordingOptions } = options;
+  const recorder = new AxMCPRecordingTransport(transport, recordingOptions);
+  const client = new AxMCPClient(recorder, { namespace: 'recorded', ...clientOptions });
+  let result: T;
+  try {
+    result = await run(client);
+  } finally {
+    await client.close();
+  }
+  const recording = recorder.recording();
+  const json = jsonValue(result);
+  if (json !== undefined) recording.result = redactRecordedValue(json, recordingOptions);
+  return { result, recording };
+}
+
+function jsonValue(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(JSON.stringify(value));
+  } catch {
+    return undefined;
+  }
+}
