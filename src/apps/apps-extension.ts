@@ -1,0 +1,137 @@
+/**
+ * Declaring MCP Apps support to servers: `extensions["io.modelcontextprotocol/ui"]` in the
+ * client capabilities — in `initialize` (2025-11-25) and in every request's `_meta` (2026-07-28).
+ * Isomorphic: no `node:` imports.
+ */
+import { isObject } from '../protocol/json.js';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+import type {
+  AxMCPEventStream,
+  AxMCPSendOptions,
+  AxMCPTransport,
+  AxMCPTransportHandlers,
+} from '../transport/types.js';
+import { AX_MCP_APP_MIME_TYPE, AX_MCP_APPS_EXTENSION } from './app-document.js';
+
+const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
+
+/**
+ * A transport that adds the MCP Apps extension to the client capabilities the client sends,
+ * so servers offer their app tools. Everything else passes through to `inner` unchanged.
+ * Build it with {@link withAxMCPAppsExtension}.
+ */
+export class AxMCPAppsExtensionTransport implements AxMCPTransport {
+  readonly inner: AxMCPTransport;
+  /** The extension settings declared (`{ mimeTypes: [...] }`). */
+  readonly settings: { mimeTypes: string[] };
+
+  constructor(inner: AxMCPTransport, settings: { mimeTypes: string[] }) {
+    this.inner = inner;
+    this.settings = settings;
+  }
+
+  get kind(): AxMCPTransport['kind'] {
+    return this.inner.kind;
+  }
+  get endpoint(): string {
+    return this.inner.endpoint;
+  }
+  get endpointKey(): string {
+    return this.inner.endpointKey;
+  }
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+  /** The inner transport's era hint (a replay's), passed on to classification. */
+  get eraHint(): unknown {
+    return (this.inner as { eraHint?: unknown }).eraHint;
+  }
+
+  setHandlers(handlers: AxMCPTransportHandlers): void {
+    this.inner.setHandlers(handlers);
+  }
+  async start(signal?: AbortSignal): Promise<void> {
+    await this.inner.start?.(signal);
+  }
+  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
+    return this.inner.request(this.#declare(message), options);
+  }
+  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
+    return this.inner.notify(message, options);
+  }
+  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
+    return this.inner.respond(message, options);
+  }
+  setProtocolVersion(version: string | undefined): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+  resetSession(): void {
+    this.inner.resetSession?.();
+  }
+  async terminateSession(signal?: AbortSignal): Promise<void> {
+    await this.inner.terminateSession?.(signal);
+  }
+  async fallBackToLegacySSE(): Promise<boolean> {
+    return (
+      (await (
+        this.inner as { fallBackToLegacySSE?: () => Promise<boolean> | boolean }
+      ).fallBackToLegacySSE?.()) ?? false
+    );
+  }
+  async openEventStream(options: {
+    signal: AbortSignal;
+    lastEventId?: string;
+  }): Promise<AxMCPEventStream | null> {
+    return (await this.inner.openEventStream?.(options)) ?? null;
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  /** A copy of the request with the extension in its client capabilities (the original is not changed). */
+  #declare(message: JSONRPCRequest): JSONRPCRequest {
+    const params = message.params;
+    if (!isObject(params)) return message;
+    if (message.method === 'initialize' && isObject(params.capabilities)) {
+      return { ...message, params: { ...params, capabilities: this.#with(params.capabilities) } };
+    }
+    const meta = isObject(params._meta) ? params._meta : undefined;
+    const capabilities = meta?.[CLIENT_CAPABILITIES_META];
+    if (!meta || !isObject(capabilities)) return message;
+    return {
+      ...message,
+      params: { ...params, _meta: { ...meta, [CLIENT_CAPABILITIES_META]: this.#with(capabilities) } },
+    };
+  }
+
+  #with(capabilities: Record<string, unknown>): Record<string, unknown> {
+    const extensions = isObject(capabilities.extensions) ? capabilities.extensions : {};
+    return {
+      ...capabilities,
+      extensions: { ...extensions, [AX_MCP_APPS_EXTENSION]: { mimeTypes: [...this.settings.mimeTypes] } },
+    };
+  }
+}
+
+/**
+ * Wraps `transport` so the client declares MCP Apps support (`mimeTypes: ["text/html;profile=mcp-app"]`).
+ * {@link AxMCPAppBridge} requires it: only a client that told the server it hosts apps renders them.
+ *
+ * @example
+ * ```ts
+ * const client = new AxMCPClient(withAxMCPAppsExtension(new AxMCPStreamableHTTPTransport(url)), { namespace: 'ui' });
+ * ```
+ */
+export function withAxMCPAppsExtension(transport: AxMCPTransport): AxMCPAppsExtensionTransport {
+  return new AxMCPAppsExtensionTransport(transport, { mimeTypes: [AX_MCP_APP_MIME_TYPE] });
+}
+
+/** True when `transport` (or one it wraps) declares the MCP Apps extension. */
+export function declaresAxMCPApps(transport: AxMCPTransport): boolean {
+  let current: unknown = transport;
+  for (let depth = 0; depth < 8 && current; depth++) {
+    if (current instanceof AxMCPAppsExtensionTransport) return true;
+    current = (current as { inner?: unknown }).inner;
+  }
+  return false;
+}
