@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AxMCPClient,
+  type AxMCPClientEvent,
   type AxMCPClientOptions,
   AxMCPHTTPFallbackTransport,
   AxMCPHTTPSSETransport,
@@ -17,6 +18,8 @@ import {
   axMCPHTTPTransport,
 } from '../src/index.js';
 import type { AxMCPTransport } from '../src/transport/index.js';
+import { startFaultProxy } from './fault/proxy.js';
+import { eventually } from './helpers/clients.js';
 import { type EverythingServer, startEverythingServer } from './servers/everything.js';
 import { listenLoopback } from './servers/node-http.js';
 
@@ -109,6 +112,43 @@ describe('AxMCPHTTPSSETransport against server-everything (sse mode)', () => {
       expect(texts(await client.callTool('echo', { message: 'fell back' }))).toContain('fell back');
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('AxMCPHTTPSSETransport: a dropped GET stream', () => {
+  it('rejects the pending call, re-initializes over a new stream and restores the subscription', async () => {
+    const proxy = await startFaultProxy(server.url);
+    const transport = new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK });
+    const client = clientFor(transport, { era: 'legacy' });
+    const events: AxMCPClientEvent[] = [];
+    client.subscribeEvents((event) => events.push(event));
+    const count = (method: string) => proxy.stats.rpcMethods.get(method) ?? 0;
+    try {
+      await client.subscribeResource('demo://resource/static/document/features.md');
+      const firstSession = transport.sessionId;
+      expect(count('resources/subscribe')).toBe(1);
+      const pending = client
+        .callTool('trigger-long-running-operation', { duration: 5, steps: 5 })
+        .catch((e: unknown) => e);
+      await eventually(() => count('tools/call') === 1, 5_000, 'the call to be posted');
+      expect(proxy.faults.dropAllStreams()).toBeGreaterThan(0);
+      expect(await pending).toMatchObject({ code: 'closed' });
+      await eventually(
+        () => events.some((e) => e.type === 'lifecycle' && e.state === 'session_restored'),
+        10_000,
+        'the session to be restored',
+      );
+      expect(transport.sessionId).not.toBe(firstSession);
+      expect(count('initialize')).toBe(2);
+      expect(count('resources/subscribe')).toBe(2);
+      expect(client.subscriptions).toEqual([
+        { uri: 'demo://resource/static/document/features.md', owners: ['manual'] },
+      ]);
+      expect(texts(await client.callTool('echo', { message: 'after the drop' }))).toContain('after the drop');
+    } finally {
+      await client.close();
+      await proxy.close();
     }
   });
 });
