@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { AX_MCP_REDACTED, parseAxMCPRecording, redactRecordedValue } from './recording-format.js';
+import { firstDifference } from './replay-match.js';
+
+describe('redactRecordedValue', () => {
+  it('redacts credential keys, token formats and named secrets, and keeps protocol fields', () => {
+    const value = {
+      params: {
+        _meta: { progressToken: 7 },
+        arguments: {
+          password: 'pw',
+          access_token: 'tok',
+          refreshToken: 'r',
+          maxTokens: 100,
+          note: 'Bearer abc.def',
+        },
+        text: 'my hunter2 and eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJl',
+      },
+    };
+    const redacted = redactRecordedValue(value, { secrets: ['hunter2'] }) as typeof value;
+    expect(redacted.params._meta.progressToken).toBe(7);
+    expect(redacted.params.arguments).toEqual({
+      password: AX_MCP_REDACTED,
+      access_token: AX_MCP_REDACTED,
+      refreshToken: AX_MCP_REDACTED,
+      maxTokens: 100,
+      note: AX_MCP_REDACTED,
+    });
+    expect(redacted.params.text).toBe(`my ${AX_MCP_REDACTED} and ${AX_MCP_REDACTED}`);
+    expect(value.params.arguments.password).toBe('pw');
+  });
+
+  it('keeps a server-chosen __proto__ key a plain key', () => {
+    const redacted = redactRecordedValue(JSON.parse('{"__proto__":{"polluted":true}}')) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.getPrototypeOf(redacted)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.keys(redacted)).toEqual(['__proto__']);
+  });
+});
+
+describe('firstDifference', () => {
+  it('names the first differing path, treats redacted values as wildcards and ignores progress tokens', () => {
+    expect(firstDifference({ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] })).toBe('$.a[1].b');
+    expect(firstDifference({ a: AX_MCP_REDACTED }, { a: 'secret' })).toBeUndefined();
+    expect(
+      firstDifference({ p: { _meta: { progressToken: 1 } } }, { p: { _meta: { progressToken: 9 } } }),
+    ).toBeUndefined();
+    expect(firstDifference({ a: 1 }, { a: 1, b: 2 })).toBe('$.b');
+  });
+});
+
+describe('parseAxMCPRecording', () => {
+  it('refuses what is not a recording, naming why', () => {
+    expect(() => parseAxMCPRecording({ format: 'x' })).toThrow(/format/);
+    expect(() => parseAxMCPRecording({ format: 'ax-mcp-recording', version: 2, steps: [] })).toThrow(
+      /version/,
+    );
+    expect(() =>
+      parseAxMCPRecording({
+        format: 'ax-mcp-recording',
+        version: 1,
+        steps: [{ direction: 'send', type: 'request' }],
+      }),
+    ).toThrow(/step 0 has no message/);
+  });
+});
