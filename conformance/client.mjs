@@ -15,6 +15,7 @@
 import {
   AxMCPClient,
   AxMCPError,
+  AxMCPOAuthError,
   AxMCPSkillVerificationError,
   AxMCPStreamableHTTPTransport,
 } from '../dist/index.js';
@@ -89,10 +90,91 @@ const HOST_HANDLERS = {
   roots: [{ uri: 'file:///tmp/ax-mcp-conformance', name: 'conformance' }],
 };
 
-function makeClient(options = {}) {
+// ---------------------------------------------------------------------------------------
+// OAuth: what a host configures. ax-mcp does discovery, registration, PKCE, state and iss
+// checks, token requests and refresh; the host only says who it is and opens the
+// authorization URL. The harness's /authorize answers 302 to the redirect URI at once, so
+// "opening" it is one fetch without following the redirect.
+
+/** This client's Client ID Metadata Document URL (the harness knows it; it need not resolve). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+const REDIRECT_URI = 'http://localhost:3000/callback';
+
+/** The headless "browser": GET the authorization URL, read the redirect's query. */
+async function headlessAuthorize(url) {
+  log(`authorize: ${url.origin}${url.pathname} scope=${url.searchParams.get('scope') ?? '(none)'}`);
+  const response = await fetch(url, { redirect: 'manual' });
+  await response.body?.cancel();
+  const location = response.headers.get('location');
+  if (response.status < 300 || response.status > 399 || !location) {
+    throw new HostCheckFailed(`the authorization endpoint answered ${response.status} without a redirect`);
+  }
+  return new URL(location, url);
+}
+
+/** A PKCS#8 PEM private key as a WebCrypto key (for private_key_jwt). */
+async function importPrivateKey(pem, algorithm) {
+  const der = Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  const params =
+    algorithm === 'RS256'
+      ? { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }
+      : {
+          name: 'ECDSA',
+          namedCurve: { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' }[algorithm ?? 'ES256'],
+        };
+  return crypto.subtle.importKey('pkcs8', der, params, false, ['sign']);
+}
+
+/** The transport's `oauth` option for this scenario, from MCP_CONFORMANCE_CONTEXT. */
+async function oauthOptions() {
+  const interactive = {
+    redirectUri: REDIRECT_URI,
+    onAuthCode: headlessAuthorize,
+    clientMetadataUrl: CLIENT_METADATA_URL,
+    clientMetadata: { clientName: 'ax-mcp-conformance-client' },
+    onWarning: (message) => log(`oauth: ${message}`),
+  };
+  switch (scenario) {
+    case 'auth/pre-registration':
+      return { ...interactive, client: { clientId: context.client_id, clientSecret: context.client_secret } };
+    case 'auth/client-credentials-basic':
+      return {
+        clientCredentials: true,
+        client: { clientId: context.client_id, clientSecret: context.client_secret },
+      };
+    case 'auth/client-credentials-jwt':
+      return {
+        clientCredentials: true,
+        client: {
+          clientId: context.client_id,
+          privateKey: await importPrivateKey(context.private_key_pem, context.signing_algorithm),
+        },
+      };
+    case 'auth/cross-app-access-complete-flow':
+    case 'auth/enterprise-managed-authorization':
+      return {
+        client: { clientId: context.client_id, clientSecret: context.client_secret },
+        crossAppAccess: {
+          idp: {
+            tokenEndpoint: context.idp_token_endpoint,
+            issuer: context.idp_issuer,
+            clientId: context.idp_client_id,
+          },
+          idToken: context.idp_id_token,
+        },
+      };
+    case 'auth/wif-jwt-bearer':
+      return { client: { clientId: context.client_id }, workloadIdentity: { assertion: context.valid_jwt } };
+    default:
+      return interactive;
+  }
+}
+
+function makeClient(options = {}, oauth = undefined) {
   const transport = new AxMCPStreamableHTTPTransport(serverUrl, {
     ssrfProtection: { allowHTTP: true, allowLoopback: true },
     onProtocolError: (error) => log(`transport skipped a protocol error: ${error.message}`),
+    ...(oauth ? { oauth } : {}),
   });
   return new AxMCPClient(transport, {
     namespace: 'conformance',
@@ -371,19 +453,22 @@ for (const name of [
   };
 }
 
-/** Anything else (the auth scenarios for now): connect, list tools, call the first one. */
+/**
+ * Scenarios where ax-mcp must refuse, and the AxMCPOAuthError code that says why. The host
+ * expects that refusal: completing the flow would be the failure.
+ */
+const EXPECTED_REFUSALS = {
+  'auth/resource-mismatch': 'oauth_resource_mismatch',
+  'auth/iss-supported-missing': 'oauth_issuer_mismatch',
+  'auth/iss-wrong-issuer': 'oauth_issuer_mismatch',
+  'auth/iss-unexpected': 'oauth_issuer_mismatch',
+  'auth/iss-normalized': 'oauth_issuer_mismatch',
+  'auth/metadata-issuer-mismatch': 'oauth_issuer_mismatch',
+};
+
+/** Connect, list tools, call the first one: what a host does (OAuth happens on the way). */
 async function generic(client) {
-  try {
-    await connect(client);
-  } catch (error) {
-    if (scenario.startsWith('auth/') && error instanceof AxMCPError && error.status === 401) {
-      throw new HostCheckFailed(
-        `${describe(error)}: ax-mcp has no OAuth client yet (RFC 9728 protected-resource metadata, ` +
-          'RFC 8414 authorization-server metadata, PKCE authorization code, DCR/CIMD, client credentials)',
-      );
-    }
-    throw error;
-  }
+  await connect(client);
   step = 'inspectCatalog';
   const catalog = await client.inspectCatalog();
   const [first] = catalog.tools;
@@ -391,6 +476,27 @@ async function generic(client) {
     step = `tools/call ${first.name}`;
     await client.callTool(first.name, sampleArguments(first.inputSchema));
   }
+}
+
+/** An auth scenario: the generic host flow, with a refusal expected where the scenario demands one. */
+async function authScenario(client) {
+  const refusal = EXPECTED_REFUSALS[scenario];
+  try {
+    await generic(client);
+  } catch (error) {
+    if (refusal && error instanceof AxMCPOAuthError && error.code === refusal) {
+      log(`refused as expected: ${describe(error)}`);
+      return;
+    }
+    // scope-retry-limit: the server never accepts; ax-mcp must give up (bounded) with the 403.
+    if (scenario === 'auth/scope-retry-limit' && error instanceof AxMCPError && error.status === 403) {
+      log(`gave up as expected: ${describe(error)}`);
+      return;
+    }
+    throw error;
+  }
+  expect(!refusal, `ax-mcp completed the flow, but it had to refuse (${refusal})`);
+  expect(scenario !== 'auth/scope-retry-limit', 'the server never grants the scope, yet the call succeeded');
 }
 
 /** Arguments that fit a simple object schema: one value of the declared type per property. */
@@ -434,12 +540,13 @@ async function main() {
   if (!/^https?:\/\//.test(serverUrl))
     throw new HostCheckFailed(`the last argument is not a URL: ${serverUrl}`);
   log(`server ${serverUrl}, era ${era}${specVersion ? `, spec ${specVersion}` : ''}`);
-  const run = SCENARIOS[scenario] ?? generic;
+  const auth = scenario.startsWith('auth/');
+  const run = SCENARIOS[scenario] ?? (auth ? authScenario : generic);
   if (run.length === 0) {
     await run();
     return;
   }
-  const client = makeClient();
+  const client = makeClient({}, auth ? await oauthOptions() : undefined);
   try {
     await run(client);
   } catch (error) {

@@ -15,3 +15,4 @@ export {
   AxMCPStdioTransport,
   type AxMCPStdioTransportOptions,
 } from './node/stdio-transport.js';
+export { AxMCPFileTokenStore } from './node/token-store.js';

@@ -11,6 +11,7 @@ export {
   authenticationSensitiveHeaders,
 } from './authentication.js';
 export { type AxMCPHMACOptions, axMCPHMACAuthentication } from './hmac.js';
+export * from './oauth/index.js';
 export {
   type AxMCPAPIKeyOptions,
   type AxMCPBasicCredentials,

@@ -1,7 +1,9 @@
 import {
   type AxMCPAuthentication,
+  type AxMCPOAuthOptions,
   applyAuthentication,
   authenticationSensitiveHeaders,
+  axMCPOAuth,
 } from '../../auth/index.js';
 import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
 import type { AxMCPSSRFOptions } from '../../net/ssrf.js';
@@ -43,6 +45,8 @@ export interface AxMCPStreamableHTTPTransportOptions {
   headers?: Record<string, string>;
   /** Authentication strategies, applied in order to every HTTP request. */
   authentication?: AxMCPAuthentication | AxMCPAuthentication[];
+  /** OAuth 2.1 for MCP (`axMCPOAuth`), appended to `authentication`; it uses this transport's `fetch` and SSRF policy. */
+  oauth?: AxMCPOAuthOptions;
   /** The `fetch` to use (default: the global one). `ax-mcp/node` offers a faster, DNS-checked one. */
   fetch?: typeof fetch;
   /** SSRF protection (default on): HTTPS only, no loopback or private addresses. */
@@ -102,6 +106,14 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   #closed = false;
 
   constructor(url: string | URL, options: AxMCPStreamableHTTPTransportOptions = {}) {
+    if (options.oauth)
+      options = {
+        ...options,
+        authentication: [
+          ...[options.authentication ?? []].flat(),
+          axMCPOAuth({ fetch: options.fetch, ssrfProtection: options.ssrfProtection, ...options.oauth }),
+        ],
+      };
     this.#url = new URL(url);
     if (this.#url.username || this.#url.password) {
       throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');

@@ -1,0 +1,364 @@
+/**
+ * Which client this is at an authorization server, in the MCP order: pre-registered
+ * credentials, then a Client ID Metadata Document (when the server supports them), then
+ * Dynamic Client Registration (RFC 7591). Registered clients are bound to their issuer.
+ * Also chooses the token endpoint authentication (`none`, `client_secret_basic`,
+ * `client_secret_post`, `private_key_jwt`) from what the server supports.
+ */
+import * as oauth from 'oauth4webapi';
+import { AxMCPError } from '../../protocol/errors.js';
+import { AxMCPOAuthError } from './errors.js';
+import type { OAuthHTTP } from './http.js';
+import type { AxMCPStoredClient } from './token-store.js';
+
+/** How the client authenticates at the token endpoint. */
+export type AxMCPTokenEndpointAuthMethod =
+  | 'none'
+  | 'client_secret_basic'
+  | 'client_secret_post'
+  | 'private_key_jwt';
+
+/** Credentials registered out of band (pre-registration). */
+export interface AxMCPOAuthClientCredentials {
+  clientId: string;
+  /** For `client_secret_basic` / `client_secret_post`. */
+  clientSecret?: string;
+  /** For `private_key_jwt` (RFC 7523): a WebCrypto private key (ES256 / RS256 / PS256 / EdDSA). */
+  privateKey?: CryptoKey | { key: CryptoKey; kid?: string };
+  /**
+   * The issuer these credentials belong to. Recommended: credentials bound to another
+   * issuer are never sent; unbound ones are used with whichever server protects the endpoint.
+   */
+  issuer?: string;
+  /** Force a method instead of choosing from what the server supports. */
+  tokenEndpointAuthMethod?: AxMCPTokenEndpointAuthMethod;
+}
+
+/** How this client describes itself, in a metadata document or a dynamic registration. */
+export interface AxMCPOAuthClientMetadata {
+  /** Shown to the user on the consent screen (default `ax-mcp`). */
+  clientName?: string;
+  clientUri?: string;
+  logoUri?: string;
+  /** `native` (CLI, desktop, loopback redirect) or `web`; guessed from the redirect URI by default. */
+  applicationType?: 'native' | 'web';
+  softwareId?: string;
+  softwareVersion?: string;
+}
+
+/** A client identity ready for a token request. */
+export interface ResolvedClient {
+  client: oauth.Client;
+  auth: oauth.ClientAuth;
+  method: AxMCPTokenEndpointAuthMethod;
+  source: 'pre-registered' | 'metadata-document' | 'dcr';
+  /** Set when a new registration must be stored. */
+  registered?: AxMCPStoredClient;
+}
+
+/** What {@link resolveClient} needs. */
+export interface ClientIdentityInput {
+  http: OAuthHTTP;
+  as: oauth.AuthorizationServer;
+  preRegistered: readonly AxMCPOAuthClientCredentials[];
+  clientMetadataUrl?: string;
+  metadata: AxMCPOAuthClientMetadata;
+  /** Earlier dynamic registrations of this endpoint. */
+  stored: readonly AxMCPStoredClient[];
+  /** The grants this client will use (for registration). */
+  grantTypes: readonly string[];
+  redirectUri?: string;
+  /** Registration is not allowed now (a refresh must use the client that got the token). */
+  noRegistration?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Checks a Client ID Metadata Document URL: `https`, with a path. */
+export function assertClientMetadataUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new AxMCPError('invalid_argument', 'clientMetadataUrl is not a valid URL');
+  }
+  if (parsed.protocol !== 'https:' || parsed.pathname === '/' || parsed.hash !== '') {
+    throw new AxMCPError(
+      'invalid_argument',
+      'clientMetadataUrl must be an https: URL with a path and no fragment',
+    );
+  }
+}
+
+/** Finds or obtains the client identity to use with `as`. */
+export async function resolveClient(input: ClientIdentityInput): Promise<ResolvedClient> {
+  const { as } = input;
+  const bound = input.preRegistered.find((c) => c.issuer === as.issuer);
+  const unbound = input.preRegistered.find((c) => c.issuer === undefined);
+  const pre = bound ?? unbound;
+  if (pre) {
+    const method =
+      pre.tokenEndpointAuthMethod ?? chooseMethod(as, pre.clientSecret !== undefined, pre.privateKey);
+    return {
+      client: { client_id: pre.clientId },
+      auth: clientAuth(method, pre),
+      method,
+      source: 'pre-registered',
+    };
+  }
+  if (
+    input.clientMetadataUrl !== undefined &&
+    (as as Record<string, unknown>).client_id_metadata_document_supported === true
+  ) {
+    return {
+      client: { client_id: input.clientMetadataUrl },
+      auth: oauth.None(),
+      method: 'none',
+      source: 'metadata-document',
+    };
+  }
+  const stored = input.stored.find((c) => c.issuer === as.issuer);
+  if (stored) {
+    const method =
+      knownMethod(stored.tokenEndpointAuthMethod) ?? (stored.clientSecret ? 'client_secret_basic' : 'none');
+    const credentials: AxMCPOAuthClientCredentials = { clientId: stored.clientId };
+    if (stored.clientSecret !== undefined) credentials.clientSecret = stored.clientSecret;
+    return {
+      client: { client_id: stored.clientId },
+      auth: clientAuth(method, credentials),
+      method,
+      source: 'dcr',
+    };
+  }
+  if (input.noRegistration) {
+    throw new AxMCPOAuthError(
+      'oauth_registration_failed',
+      'No client identity for this authorization server',
+    );
+  }
+  if (as.registration_endpoint === undefined) {
+    throw new AxMCPOAuthError(
+      'oauth_registration_failed',
+      'The authorization server supports neither client metadata documents nor dynamic registration, ' +
+        'and no pre-registered client was given',
+    );
+  }
+  return register(input);
+}
+
+async function register(input: ClientIdentityInput): Promise<ResolvedClient> {
+  const { as, http } = input;
+  const supported = as.token_endpoint_auth_methods_supported;
+  const requested: AxMCPTokenEndpointAuthMethod =
+    supported === undefined || supported.includes('none')
+      ? 'none'
+      : supported.includes('client_secret_basic')
+        ? 'client_secret_basic'
+        : supported.includes('client_secret_post')
+          ? 'client_secret_post'
+          : 'none';
+  const body: Record<string, oauth.JsonValue> = {
+    client_name: input.metadata.clientName ?? 'ax-mcp',
+    grant_types: [...input.grantTypes],
+    token_endpoint_auth_method: requested,
+    application_type: input.metadata.applicationType ?? applicationTypeOf(input.redirectUri),
+  };
+  if (input.redirectUri !== undefined) {
+    body.redirect_uris = [input.redirectUri];
+    body.response_types = ['code'];
+  }
+  if (input.metadata.clientUri !== undefined) body.client_uri = input.metadata.clientUri;
+  if (input.metadata.logoUri !== undefined) body.logo_uri = input.metadata.logoUri;
+  if (input.metadata.softwareId !== undefined) body.software_id = input.metadata.softwareId;
+  if (input.metadata.softwareVersion !== undefined) body.software_version = input.metadata.softwareVersion;
+  let registered: Record<string, unknown>;
+  try {
+    const response = await oauth.dynamicClientRegistrationRequest(as, body, {
+      [oauth.customFetch]: http.customFetch,
+      [oauth.allowInsecureRequests]: true,
+      ...(input.signal ? { signal: input.signal } : {}),
+    });
+    registered = await registrationResponse(response);
+  } catch (error) {
+    if (input.signal?.aborted || error instanceof AxMCPOAuthError) throw error;
+    throw new AxMCPOAuthError('oauth_registration_failed', 'Dynamic client registration failed', {
+      cause: error,
+      ...oauthErrorContext(error),
+    });
+  }
+  const clientId = registered.client_id as string;
+  const clientSecret = typeof registered.client_secret === 'string' ? registered.client_secret : undefined;
+  const method = knownMethod(registered.token_endpoint_auth_method) ?? requested;
+  const credentials: AxMCPOAuthClientCredentials = { clientId };
+  if (clientSecret !== undefined) credentials.clientSecret = clientSecret;
+  const stored: AxMCPStoredClient = {
+    issuer: as.issuer,
+    clientId,
+    tokenEndpointAuthMethod: method,
+    source: 'dcr',
+  };
+  if (clientSecret !== undefined) stored.clientSecret = clientSecret;
+  return {
+    client: { client_id: clientId },
+    auth: clientAuth(method, credentials),
+    method,
+    source: 'dcr',
+    registered: stored,
+  };
+}
+
+/**
+ * The registration response (RFC 7591 §3.2.1), read leniently: a `client_id` is required;
+ * `client_secret_expires_at`, which many servers leave out, is not.
+ */
+async function registrationResponse(response: Response): Promise<Record<string, unknown>> {
+  let json: unknown;
+  try {
+    json = await response.json();
+  } catch {
+    json = undefined;
+  }
+  const body =
+    json && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+  if (response.status !== 201 && response.status !== 200) {
+    const error = typeof body.error === 'string' ? body.error : undefined;
+    throw new AxMCPOAuthError(
+      'oauth_registration_failed',
+      `Dynamic client registration failed (HTTP ${response.status}${error ? `, ${error}` : ''})`,
+      { status: response.status, ...(error ? { oauthError: error } : {}) },
+    );
+  }
+  if (typeof body.client_id !== 'string' || body.client_id === '') {
+    throw new AxMCPOAuthError('oauth_registration_failed', 'The registration response has no client_id');
+  }
+  return body;
+}
+
+/** The method for a client with (or without) a secret or key, from what the server lists. */
+function chooseMethod(
+  as: oauth.AuthorizationServer,
+  hasSecret: boolean,
+  privateKey: AxMCPOAuthClientCredentials['privateKey'],
+): AxMCPTokenEndpointAuthMethod {
+  const supported = as.token_endpoint_auth_methods_supported;
+  if (privateKey !== undefined) {
+    if (supported === undefined || supported.includes('private_key_jwt')) return 'private_key_jwt';
+  }
+  if (hasSecret) {
+    // RFC 8414: an absent list means client_secret_basic.
+    if (supported === undefined || supported.includes('client_secret_basic')) return 'client_secret_basic';
+    if (supported.includes('client_secret_post')) return 'client_secret_post';
+  }
+  if (!hasSecret && privateKey === undefined) return 'none';
+  if (supported?.includes('none')) return 'none';
+  throw new AxMCPOAuthError(
+    'oauth_unsupported',
+    `The authorization server supports none of the token endpoint authentication methods this client has ` +
+      `(it lists ${(supported ?? []).slice(0, 8).join(', ') || 'none'})`,
+  );
+}
+
+function clientAuth(
+  method: AxMCPTokenEndpointAuthMethod,
+  credentials: AxMCPOAuthClientCredentials,
+): oauth.ClientAuth {
+  switch (method) {
+    case 'client_secret_basic':
+    case 'client_secret_post': {
+      if (credentials.clientSecret === undefined) {
+        throw new AxMCPOAuthError('oauth_unsupported', `${method} needs a client secret, and there is none`);
+      }
+      return method === 'client_secret_basic'
+        ? clientSecretBasic(credentials.clientSecret)
+        : oauth.ClientSecretPost(credentials.clientSecret);
+    }
+    case 'private_key_jwt': {
+      if (credentials.privateKey === undefined) {
+        throw new AxMCPOAuthError(
+          'oauth_unsupported',
+          'private_key_jwt needs a private key, and there is none',
+        );
+      }
+      return oauth.PrivateKeyJwt(credentials.privateKey);
+    }
+    default:
+      return oauth.None();
+  }
+}
+
+/**
+ * `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-urlencoded (WHATWG: letters,
+ * digits and `*-._` stay as they are), joined by `:`, base64. Servers that forget to decode
+ * still understand the common ids and secrets this way.
+ */
+function clientSecretBasic(secret: string): oauth.ClientAuth {
+  const encode = (value: string) => new URLSearchParams([['', value]]).toString().slice(1);
+  return (_as, client, _body, headers) => {
+    headers.set('authorization', `Basic ${btoa(`${encode(client.client_id)}:${encode(secret)}`)}`);
+  };
+}
+
+function knownMethod(method: unknown): AxMCPTokenEndpointAuthMethod | undefined {
+  return method === 'none' ||
+    method === 'client_secret_basic' ||
+    method === 'client_secret_post' ||
+    method === 'private_key_jwt'
+    ? method
+    : undefined;
+}
+
+/** `native` for loopback and custom-scheme redirects (CLI, desktop), `web` otherwise. */
+function applicationTypeOf(redirectUri: string | undefined): 'native' | 'web' {
+  if (redirectUri === undefined) return 'native';
+  try {
+    const url = new URL(redirectUri);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'native';
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127\./.test(host) || host.endsWith('.localhost')
+      ? 'native'
+      : 'web';
+  } catch {
+    return 'native';
+  }
+}
+
+/** The OAuth `error` code and HTTP status of an oauth4webapi failure, for AxMCPOAuthError. */
+export function oauthErrorContext(error: unknown): { oauthError?: string; status?: number } {
+  const out: { oauthError?: string; status?: number } = {};
+  if (error instanceof oauth.ResponseBodyError) {
+    out.oauthError = error.error;
+    out.status = error.status;
+  } else if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    const first = error.cause[0]?.parameters.error;
+    if (first !== undefined) out.oauthError = first;
+    out.status = error.status;
+  } else if (error instanceof oauth.AuthorizationResponseError) {
+    out.oauthError = error.error;
+  }
+  return out;
+}
+
+/** A Client ID Metadata Document for this client, to serve at `clientMetadataUrl`. */
+export function axMCPClientMetadataDocument(options: {
+  clientMetadataUrl: string;
+  redirectUris: readonly string[];
+  metadata?: AxMCPOAuthClientMetadata;
+  /** Default `['authorization_code', 'refresh_token']`. */
+  grantTypes?: readonly string[];
+}): Record<string, unknown> {
+  assertClientMetadataUrl(options.clientMetadataUrl);
+  const metadata = options.metadata ?? {};
+  const document: Record<string, unknown> = {
+    client_id: options.clientMetadataUrl,
+    client_name: metadata.clientName ?? 'ax-mcp',
+    redirect_uris: [...options.redirectUris],
+    grant_types: [...(options.grantTypes ?? ['authorization_code', 'refresh_token'])],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+    application_type: metadata.applicationType ?? applicationTypeOf(options.redirectUris[0]),
+  };
+  if (metadata.clientUri !== undefined) document.client_uri = metadata.clientUri;
+  if (metadata.logoUri !== undefined) document.logo_uri = metadata.logoUri;
+  if (metadata.softwareId !== undefined) document.software_id = metadata.softwareId;
+  if (metadata.softwareVersion !== undefined) document.software_version = metadata.softwareVersion;
+  return document;
+}

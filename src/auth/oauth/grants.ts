@@ -1,0 +1,376 @@
+/**
+ * The grants: authorization code with PKCE (`S256`), `state` and RFC 9207 `iss`
+ * validation; client credentials; RFC 7523 JWT bearer (workload identity federation);
+ * cross-app access (RFC 8693 token exchange at the enterprise IdP for an ID-JAG, then the
+ * JWT bearer grant); refresh. Every request carries the RFC 8707 `resource`.
+ */
+import * as oauth from 'oauth4webapi';
+import { oauthErrorContext, type ResolvedClient } from './client-identity.js';
+import type { DPoPKey } from './dpop.js';
+import { AxMCPOAuthError } from './errors.js';
+import type { OAuthHTTP } from './http.js';
+import type { AxMCPStoredTokens } from './token-store.js';
+import { splitScopes } from './www-authenticate.js';
+
+/** What the host's `onAuthCode` returns: the parameters of the redirect to `redirectUri`. */
+export interface AxMCPAuthorizationCallback {
+  /** The authorization code (absent when the server answered with an `error`). */
+  code?: string;
+  /** The `state` parameter as received. */
+  state?: string;
+  /** The RFC 9207 `iss` parameter as received, if any. */
+  iss?: string;
+  /** The OAuth `error` parameter, if the server refused. */
+  error?: string;
+}
+
+/** The context `onAuthCode` gets. */
+export interface AxMCPAuthorizationRequestContext {
+  /** The `state` sent; the callback must return the one it receives, not this one. */
+  state: string;
+  redirectUri: string;
+  /** The issuer of the authorization server the user is sent to. */
+  issuer: string;
+  /** The MCP endpoint being authorized. */
+  endpoint: string;
+  signal?: AbortSignal;
+}
+
+/** Opens the authorization URL (browser, or anything else) and returns the redirect's parameters. */
+export type AxMCPAuthorizationCodeHandler = (
+  url: URL,
+  context: AxMCPAuthorizationRequestContext,
+) => Promise<AxMCPAuthorizationCallback | URL | URLSearchParams>;
+
+/** Shared by every grant. */
+export interface GrantContext {
+  http: OAuthHTTP;
+  as: oauth.AuthorizationServer;
+  client: ResolvedClient;
+  resource: string;
+  /** The scopes to request (without `offline_access`, added here when allowed). */
+  scopes: readonly string[];
+  dpop?: DPoPKey;
+  endpoint: string;
+  signal?: AbortSignal;
+}
+
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
+const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
+
+function requestOptions(ctx: Pick<GrantContext, 'http' | 'signal' | 'dpop'>, withDPoP: boolean) {
+  const options: oauth.TokenEndpointRequestOptions = {
+    [oauth.customFetch]: ctx.http.customFetch,
+    [oauth.allowInsecureRequests]: true,
+  };
+  if (ctx.signal) options.signal = ctx.signal;
+  if (withDPoP && ctx.dpop) options.DPoP = ctx.dpop.handle;
+  return options;
+}
+
+/** Runs a token request; once more when the server asks for a (new) DPoP nonce. */
+async function withNonceRetry(
+  ctx: Pick<GrantContext, 'signal' | 'dpop'>,
+  what: string,
+  attempt: () => Promise<oauth.TokenEndpointResponse>,
+): Promise<oauth.TokenEndpointResponse> {
+  try {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (ctx.dpop && oauth.isDPoPNonceError(error)) return await attempt();
+      throw error;
+    }
+  } catch (error) {
+    if (ctx.signal?.aborted || error instanceof AxMCPOAuthError) throw error;
+    const context = oauthErrorContext(error);
+    const detail = context.oauthError ? ` (${context.oauthError})` : '';
+    throw new AxMCPOAuthError('oauth_token_failed', `The ${what} request failed${detail}`, {
+      cause: error,
+      ...context,
+    });
+  }
+}
+
+/** `scope` for a request: the scopes, plus `offline_access` when the server lists it. */
+export function scopeParameter(as: oauth.AuthorizationServer, scopes: readonly string[], offline: boolean) {
+  const all = [...scopes];
+  if (offline && as.scopes_supported?.includes('offline_access') && !all.includes('offline_access')) {
+    all.push('offline_access');
+  }
+  return all.length > 0 ? all.join(' ') : undefined;
+}
+
+/** Turns a token response into what is stored. */
+export function toStoredTokens(
+  response: oauth.TokenEndpointResponse,
+  ctx: Pick<GrantContext, 'as' | 'resource' | 'scopes' | 'dpop'>,
+  previous?: AxMCPStoredTokens,
+): AxMCPStoredTokens {
+  const dpop = response.token_type === 'dpop';
+  const tokens: AxMCPStoredTokens = {
+    accessToken: response.access_token,
+    tokenType: dpop ? 'DPoP' : 'Bearer',
+    scopes: response.scope !== undefined ? splitScopes(response.scope) : [...ctx.scopes],
+    requestedScopes: [...ctx.scopes],
+    issuer: ctx.as.issuer,
+    resource: ctx.resource,
+  };
+  if (typeof response.expires_in === 'number' && response.expires_in >= 0) {
+    tokens.expiresAt = Date.now() + response.expires_in * 1000;
+  }
+  const refresh = response.refresh_token ?? previous?.refreshToken;
+  if (refresh !== undefined) tokens.refreshToken = refresh;
+  if (dpop && ctx.dpop) tokens.dpopJkt = ctx.dpop.thumbprint;
+  return tokens;
+}
+
+/** The authorization code grant: PKCE, state, `iss`, the host's callback, the code exchange. */
+export async function authorizationCodeGrant(
+  ctx: GrantContext & {
+    redirectUri: string;
+    onAuthCode: AxMCPAuthorizationCodeHandler;
+    offlineAccess: boolean;
+    /** `false` for 2025-03-26 servers without metadata: PKCE is sent without being advertised. */
+    requirePKCEMetadata: boolean;
+  },
+): Promise<oauth.TokenEndpointResponse> {
+  const { as } = ctx;
+  const methods = as.code_challenge_methods_supported;
+  if ((ctx.requirePKCEMetadata || methods !== undefined) && !methods?.includes('S256')) {
+    throw new AxMCPOAuthError(
+      'oauth_unsupported',
+      'The authorization server does not advertise PKCE with S256 (code_challenge_methods_supported)',
+    );
+  }
+  if (as.authorization_endpoint === undefined) {
+    throw new AxMCPOAuthError(
+      'oauth_discovery_failed',
+      'The authorization server metadata has no authorization_endpoint',
+    );
+  }
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', ctx.client.client.client_id);
+  url.searchParams.set('redirect_uri', ctx.redirectUri);
+  url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
+  url.searchParams.set('code_challenge_method', 'S256');
+  url.searchParams.set('state', state);
+  const scope = scopeParameter(as, ctx.scopes, ctx.offlineAccess);
+  if (scope !== undefined) url.searchParams.set('scope', scope);
+  url.searchParams.set('resource', ctx.resource);
+  if (ctx.dpop) url.searchParams.set('dpop_jkt', ctx.dpop.thumbprint);
+
+  // The issuer is recorded with the verifier and state (RFC 9207): this request's own record.
+  const expected = { issuer: as.issuer, state, verifier };
+  let answer: AxMCPAuthorizationCallback | URL | URLSearchParams;
+  try {
+    const context: AxMCPAuthorizationRequestContext = {
+      state,
+      redirectUri: ctx.redirectUri,
+      issuer: as.issuer,
+      endpoint: ctx.endpoint,
+    };
+    if (ctx.signal) context.signal = ctx.signal;
+    answer = await ctx.onAuthCode(url, context);
+  } catch (error) {
+    if (ctx.signal?.aborted) throw error;
+    throw new AxMCPOAuthError(
+      'oauth_authorization_failed',
+      'The authorization callback (onAuthCode) failed',
+      {
+        cause: error,
+      },
+    );
+  }
+  const params = callbackParameters(answer);
+  const iss = params.get('iss') ?? undefined;
+  // RFC 9207 §2.4, compared as plain strings before anything else of the response is used.
+  if (iss === undefined) {
+    if (as.authorization_response_iss_parameter_supported === true) {
+      throw new AxMCPOAuthError(
+        'oauth_issuer_mismatch',
+        'The authorization response has no iss, though the server promised one; refused',
+      );
+    }
+  } else if (iss !== expected.issuer) {
+    throw new AxMCPOAuthError(
+      'oauth_issuer_mismatch',
+      'The authorization response comes from another issuer; refused',
+    );
+  }
+  if (params.get('state') !== expected.state) {
+    throw new AxMCPOAuthError(
+      'oauth_state_mismatch',
+      'The authorization response state does not match; refused',
+    );
+  }
+  let validated: URLSearchParams;
+  try {
+    validated = oauth.validateAuthResponse(as, ctx.client.client, params, expected.state);
+  } catch (error) {
+    const context = oauthErrorContext(error);
+    const detail = context.oauthError ? ` (${context.oauthError})` : '';
+    throw new AxMCPOAuthError('oauth_authorization_failed', `The authorization was refused${detail}`, {
+      cause: error,
+      ...context,
+    });
+  }
+  return withNonceRetry(ctx, 'authorization code', async () => {
+    const options = requestOptions(ctx, true);
+    options.additionalParameters = { resource: ctx.resource };
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      ctx.client.client,
+      ctx.client.auth,
+      validated,
+      ctx.redirectUri,
+      expected.verifier,
+      options,
+    );
+    return oauth.processAuthorizationCodeResponse(as, ctx.client.client, response);
+  });
+}
+
+function callbackParameters(answer: AxMCPAuthorizationCallback | URL | URLSearchParams): URLSearchParams {
+  if (answer instanceof URL) return new URLSearchParams(answer.searchParams);
+  if (answer instanceof URLSearchParams) return new URLSearchParams(answer);
+  const params = new URLSearchParams();
+  if (!answer || typeof answer !== 'object') {
+    throw new AxMCPOAuthError('oauth_authorization_failed', 'onAuthCode returned nothing');
+  }
+  if (typeof answer.code === 'string') params.set('code', answer.code);
+  if (typeof answer.state === 'string') params.set('state', answer.state);
+  if (typeof answer.iss === 'string') params.set('iss', answer.iss);
+  if (typeof answer.error === 'string') params.set('error', answer.error);
+  if (!params.has('code') && !params.has('error')) {
+    throw new AxMCPOAuthError(
+      'oauth_authorization_failed',
+      'onAuthCode returned neither a code nor an error',
+    );
+  }
+  return params;
+}
+
+/** The client credentials grant (the client acts on its own behalf). */
+export function clientCredentialsGrant(ctx: GrantContext): Promise<oauth.TokenEndpointResponse> {
+  return withNonceRetry(ctx, 'client credentials', async () => {
+    const parameters: Record<string, string> = { resource: ctx.resource };
+    const scope = scopeParameter(ctx.as, ctx.scopes, false);
+    if (scope !== undefined) parameters.scope = scope;
+    const response = await oauth.clientCredentialsGrantRequest(
+      ctx.as,
+      ctx.client.client,
+      ctx.client.auth,
+      parameters,
+      requestOptions(ctx, true),
+    );
+    return oauth.processClientCredentialsResponse(ctx.as, ctx.client.client, response);
+  });
+}
+
+/**
+ * The JWT bearer grant (RFC 7523) with an assertion: a workload identity token, or an
+ * ID-JAG. A refusal is final: no retry, no other grant.
+ */
+export function jwtBearerGrant(ctx: GrantContext, assertion: string): Promise<oauth.TokenEndpointResponse> {
+  return withNonceRetry(ctx, 'JWT bearer', async () => {
+    const parameters: Record<string, string> = { assertion, resource: ctx.resource };
+    const scope = scopeParameter(ctx.as, ctx.scopes, false);
+    if (scope !== undefined) parameters.scope = scope;
+    const response = await oauth.genericTokenEndpointRequest(
+      ctx.as,
+      ctx.client.client,
+      ctx.client.auth,
+      JWT_BEARER,
+      parameters,
+      requestOptions(ctx, true),
+    );
+    return oauth.processGenericTokenEndpointResponse(ctx.as, ctx.client.client, response);
+  });
+}
+
+/** The enterprise identity provider of cross-app access. */
+export interface AxMCPCrossAppAccessIdP {
+  /** The IdP's token endpoint (RFC 8693 token exchange). */
+  tokenEndpoint: string;
+  /** The IdP's issuer identifier (default: the token endpoint's origin). */
+  issuer?: string;
+  /** This client's id at the IdP. */
+  clientId: string;
+  /** This client's secret at the IdP (`client_secret_basic`), if it has one. */
+  clientSecret?: string;
+}
+
+/**
+ * RFC 8693 token exchange at the IdP: the user's ID token for an Identity Assertion JWT
+ * Authorization Grant (ID-JAG) audienced to the authorization server and the resource.
+ */
+export async function exchangeForIdJag(
+  ctx: GrantContext,
+  idp: AxMCPCrossAppAccessIdP,
+  idToken: string,
+): Promise<string> {
+  let endpoint: URL;
+  try {
+    endpoint = new URL(idp.tokenEndpoint);
+  } catch {
+    throw new AxMCPOAuthError('oauth_unsupported', 'crossAppAccess.idp.tokenEndpoint is not a valid URL');
+  }
+  const idpAS: oauth.AuthorizationServer = {
+    issuer: idp.issuer ?? endpoint.origin,
+    token_endpoint: endpoint.href,
+  };
+  const client: oauth.Client = { client_id: idp.clientId };
+  const auth = idp.clientSecret !== undefined ? oauth.ClientSecretBasic(idp.clientSecret) : oauth.None();
+  const parameters: Record<string, string> = {
+    requested_token_type: ID_JAG,
+    subject_token: idToken,
+    subject_token_type: ID_TOKEN,
+    audience: ctx.as.issuer,
+    resource: ctx.resource,
+  };
+  const scope = scopeParameter(ctx.as, ctx.scopes, false);
+  if (scope !== undefined) parameters.scope = scope;
+  const response = await withNonceRetry({ signal: ctx.signal }, 'token exchange', async () => {
+    const answer = await oauth.genericTokenEndpointRequest(
+      idpAS,
+      client,
+      auth,
+      TOKEN_EXCHANGE,
+      parameters,
+      requestOptions({ http: ctx.http, signal: ctx.signal }, false),
+    );
+    return oauth.processGenericTokenEndpointResponse(idpAS, client, answer, {
+      recognizedTokenTypes: { n_a: () => {} },
+    });
+  });
+  const issued = (response as Record<string, unknown>).issued_token_type;
+  if (issued !== undefined && issued !== ID_JAG) {
+    throw new AxMCPOAuthError(
+      'oauth_token_failed',
+      'The identity provider issued another kind of token than an ID-JAG',
+    );
+  }
+  return response.access_token;
+}
+
+/** The refresh token grant, with the same `resource`. */
+export function refreshGrant(ctx: GrantContext, refreshToken: string): Promise<oauth.TokenEndpointResponse> {
+  return withNonceRetry(ctx, 'refresh', async () => {
+    const options = requestOptions(ctx, true);
+    options.additionalParameters = { resource: ctx.resource };
+    const response = await oauth.refreshTokenGrantRequest(
+      ctx.as,
+      ctx.client.client,
+      ctx.client.auth,
+      refreshToken,
+      options,
+    );
+    return oauth.processRefreshTokenResponse(ctx.as, ctx.client.client, response);
+  });
+}

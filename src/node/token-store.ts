@@ -1,0 +1,87 @@
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type AxMCPOAuthRecord, type AxMCPTokenStore, parseOAuthRecord } from '../auth/oauth/token-store.js';
+
+/**
+ * OAuth tokens and client registrations kept in one JSON file (mode 0600), one record per
+ * endpoint, so a CLI run after another needs no new authorization. Writes are atomic
+ * (temporary file, then rename) and serialized; a missing or unreadable file counts as
+ * empty. The file holds secrets: keep it in the user's private configuration directory.
+ *
+ * @example
+ * ```ts
+ * import { AxMCPFileTokenStore } from 'ax-mcp/node';
+ * const tokenStore = new AxMCPFileTokenStore(`${os.homedir()}/.config/my-cli/mcp-tokens.json`);
+ * new AxMCPStreamableHTTPTransport(url, { oauth: { tokenStore, redirectUri, onAuthCode } });
+ * ```
+ */
+export class AxMCPFileTokenStore implements AxMCPTokenStore {
+  readonly #path: string;
+  #entries: Map<string, AxMCPOAuthRecord> | undefined;
+  #loading: Promise<Map<string, AxMCPOAuthRecord>> | undefined;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  async get(endpointKey: string): Promise<AxMCPOAuthRecord | undefined> {
+    const record = (await this.#load()).get(endpointKey);
+    return record ? structuredClone(record) : undefined;
+  }
+
+  async set(endpointKey: string, record: AxMCPOAuthRecord): Promise<void> {
+    (await this.#load()).set(endpointKey, structuredClone(record));
+    await this.#save();
+  }
+
+  async delete(endpointKey: string): Promise<void> {
+    if ((await this.#load()).delete(endpointKey)) await this.#save();
+  }
+
+  /** Redacted: the file holds secrets; only its path is shown. */
+  toJSON(): Record<string, unknown> {
+    return { kind: 'file-token-store', path: this.#path };
+  }
+
+  #load(): Promise<Map<string, AxMCPOAuthRecord>> {
+    if (this.#entries) return Promise.resolve(this.#entries);
+    this.#loading ??= (async () => {
+      const entries = new Map<string, AxMCPOAuthRecord>();
+      try {
+        const parsed: unknown = JSON.parse(await readFile(this.#path, 'utf8'));
+        // Stored as [key, record] pairs: endpoint URLs never become object keys.
+        if (
+          parsed &&
+          typeof parsed === 'object' &&
+          Array.isArray((parsed as { entries?: unknown }).entries)
+        ) {
+          for (const pair of (parsed as { entries: unknown[] }).entries) {
+            if (!Array.isArray(pair) || typeof pair[0] !== 'string') continue;
+            const record = parseOAuthRecord(pair[1]);
+            if (record) entries.set(pair[0], record);
+          }
+        }
+      } catch {
+        // No file yet, or a damaged one: start empty; the next save replaces it.
+      }
+      this.#entries ??= entries;
+      return this.#entries;
+    })();
+    return this.#loading;
+  }
+
+  #save(): Promise<void> {
+    const snapshot = JSON.stringify({ version: 1, entries: [...(this.#entries ?? [])] }, null, 2);
+    this.#writing = this.#writing
+      .catch(() => {})
+      .then(async () => {
+        await mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
+        const temporary = `${this.#path}.${process.pid}.tmp`;
+        await writeFile(temporary, snapshot, { mode: 0o600 });
+        await chmod(temporary, 0o600);
+        await rename(temporary, this.#path);
+      });
+    return this.#writing;
+  }
+}
