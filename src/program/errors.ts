@@ -27,7 +27,15 @@ export type AxProgramErrorCode =
   /** A flow that cannot run (unknown node in an edge, a cycle, …). */
   | 'invalid_flow'
   /** The run was aborted. */
-  | 'aborted';
+  | 'aborted'
+  /** An agent's actor asked a clarification question (see `AxAgentClarificationError`). */
+  | 'clarification_needed'
+  /** Agent state that `setState` cannot restore. */
+  | 'invalid_state'
+  /** The agent's sandbox (QuickJS WebAssembly) could not start. */
+  | 'sandbox_failed'
+  /** The agent or its sandbox session was closed. */
+  | 'closed';
 
 /** The base class of every error programs throw. */
 export class AxProgramError extends Error {

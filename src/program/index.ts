@@ -3,6 +3,23 @@
  * (`mcp`, `mcpContext`, `mcpInheritance`) with tool bindings that keep client identity.
  * Knows nothing of transports.
  */
+
+export {
+  AxAgent,
+  type AxAgentActionLogEntry,
+  AxAgentClarificationError,
+  type AxAgentClientState,
+  type AxAgentEvent,
+  type AxAgentForwardOptions,
+  type AxAgentOptions,
+  type AxAgentParked,
+  type AxAgentParkedRun,
+  type AxAgentSandboxLimits,
+  type AxAgentState,
+  type AxAgentStreamChunk,
+  agent,
+  CLARIFICATION_KIND,
+} from './agent/index.js';
 export { type AxMCPChatOptions, type AxMCPChatResult, axMCPChat } from './chat.js';
 export type { AxMCPContextEntry } from './context-entries.js';
 export { AxProgramError, type AxProgramErrorCode, AxSignatureError } from './errors.js';

@@ -57,7 +57,8 @@ export class AxSignature {
   }
 }
 
-function fieldText(field: AxField): string {
+/** One field in signature syntax (`name?:type "description"`). */
+export function fieldText(field: AxField): string {
   const type = `${field.type}${field.isArray ? '[]' : ''}`;
   const options = field.options ? ` ${quote(field.options.join(', '))}` : '';
   const description = field.description === undefined ? '' : ` ${quote(field.description)}`;

@@ -70,7 +70,7 @@ async function clientTools(
 }
 
 /** MCP Apps may hide a tool from the model (`_meta.ui.visibility` without `model`). */
-function modelVisible(tool: AxMCPTool): boolean {
+export function modelVisible(tool: AxMCPTool): boolean {
   const ui = tool._meta?.ui;
   if (typeof ui !== 'object' || ui === null) return true;
   const visibility = (ui as { visibility?: unknown }).visibility;

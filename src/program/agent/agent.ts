@@ -1,0 +1,557 @@
+/**
+ * `agent(signature, options)` / {@link AxAgent}: a code-acting agent. An actor loop writes
+ * JavaScript steps that run in a QuickJS sandbox where MCP is reachable only through
+ * `mcp.<namespace>.…`; a responder then turns the evidence into the signature's outputs.
+ */
+import { type AxAIService, isAIService } from '../../ai/types.js';
+import type { AxEventInputField } from '../../events/input.js';
+import type { AxEventContext } from '../../events/target.js';
+import { linkAbort } from '../../protocol/abort.js';
+import { AsyncChannel } from '../channel.js';
+import { AxProgramError } from '../errors.js';
+import { eventInputFields, validateInputs } from '../fields.js';
+import { type AxFunction, checkFunctions } from '../functions.js';
+import type { AxGenStreamChunk } from '../gen.js';
+import {
+  type AxMCPClients,
+  AxMCPExecutionContext,
+  type AxMCPInheritance,
+  type AxProgramMCPClient,
+  runContext,
+} from '../mcp-context.js';
+import { AxSignature } from '../signature.js';
+import type { AxSignatureInputs, AxSignatureOutputs } from '../signature-types.js';
+import type { AxMCPProgramEvent } from '../tool-calls.js';
+import type { AxModelSettings } from '../tool-loop.js';
+import { type AxAgentEvent, runActor } from './actor.js';
+import { type AgentCallable, CallableIndex } from './callables.js';
+import { AgentHost } from './host-api.js';
+import { responderInputs, responderProgram } from './responder.js';
+import { type AxAgentSandboxLimits, DEFAULT_LIMITS, type SandboxLimits, SandboxSession } from './sandbox.js';
+import {
+  AgentLedger,
+  type AxAgentActionLogEntry,
+  type AxAgentParkedRun,
+  type AxAgentState,
+  parseState,
+} from './state.js';
+
+/** The continuation kind a clarification registers with the event runtime. */
+export const CLARIFICATION_KIND = 'ax.clarification';
+
+/** Options of {@link agent}. */
+export interface AxAgentOptions extends AxModelSettings {
+  /** The agent's own AI service: used when `forward` gets none, and when a parent calls it. */
+  ai?: AxAIService;
+  /** The name a parent calls it by (`agents.<name>`): `[A-Za-z_][A-Za-z0-9_]{0,63}`. */
+  name?: string;
+  /** What it does, for a parent's actor. */
+  description?: string;
+  /** A stable id: subscriptions are owned by `ax-agent:<id>` (default: the name, else random). */
+  id?: string;
+  /** MCP clients the actor reaches as `mcp.<namespace>` (one or an array). */
+  mcp?: AxMCPClients;
+  /** What it inherits from a parent's context (default `'all'`). */
+  mcpInheritance?: AxMCPInheritance;
+  /** List only namespaces and let the actor `discover(query)` callables (default off). */
+  functionDiscovery?: boolean | { maxResults?: number };
+  /** Child agents, callable as `agents.<name>(inputs)`. */
+  agents?: readonly AxAgent[];
+  /** Host functions, callable as `functions.<name>(args)`. */
+  functions?: readonly AxFunction[];
+  /** Input fields kept out of the prompt: the actor reads them as `inputs.<field>` in code. */
+  contextFields?: readonly string[];
+  /** Actor turns per run (default 8). */
+  maxTurns?: number;
+  /** Extra instructions for the actor and the responder. */
+  instructions?: string;
+  /** Limits of the sandbox. */
+  limits?: AxAgentSandboxLimits;
+  /** Times the responder is asked to fix outputs that do not match (default 2). */
+  maxCorrections?: number;
+  /** Failures of best-effort work: restoring state, releasing subscriptions on close. */
+  onError?: (error: unknown) => void;
+}
+
+/** Options of one run. Where they overlap with {@link AxAgentOptions}, these win. */
+export interface AxAgentForwardOptions extends AxModelSettings {
+  mcp?: AxMCPClients;
+  mcpInheritance?: AxMCPInheritance;
+  /** The context of the program this run is nested in (parent agents and flows pass it). */
+  mcpParent?: AxMCPExecutionContext;
+  abortSignal?: AbortSignal;
+  maxTurns?: number;
+  /** Set by the event runtime. */
+  eventContext?: AxEventContext;
+  onMCPEvent?: (event: AxMCPProgramEvent) => void;
+  onAgentEvent?: (event: AxAgentEvent) => void;
+}
+
+/** What a run parked on a clarification returns when the event runtime runs it. */
+export interface AxAgentParked {
+  clarification: { question: string; kind: typeof CLARIFICATION_KIND; value: string };
+}
+
+/** What {@link AxAgent.streamingForward} yields: agent steps, MCP events and the responder's outputs. */
+export type AxAgentStreamChunk<Out> =
+  | { channel: 'agent'; event: AxAgentEvent }
+  | { channel: 'mcp'; event: AxMCPProgramEvent }
+  | Extract<AxGenStreamChunk<Out>, { channel: 'output' }>;
+
+/** The actor asked a question; the run is parked in the agent's state under `runId`. */
+export class AxAgentClarificationError extends AxProgramError {
+  readonly question: string;
+  readonly runId: string;
+
+  constructor(question: string, runId: string) {
+    super('clarification_needed', `The agent needs a clarification: ${question.slice(0, 500)}`);
+    this.question = question;
+    this.runId = runId;
+  }
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+interface RunHooks {
+  emitAgent: (event: AxAgentEvent) => void;
+  emitMCP: (event: AxMCPProgramEvent) => void;
+  onOutput?: (chunk: Extract<AxGenStreamChunk<Record<string, unknown>>, { channel: 'output' }>) => void;
+}
+
+/**
+ * A code-acting agent. Satisfies the event runtime's program interface (with state), so
+ * `eventTarget(id).program(agent).ai(llm)` runs it on events; a clarification then parks
+ * the run as `waiting_event` with an `ax.clarification` continuation.
+ *
+ * @example
+ * ```ts
+ * const analyst = agent('question:string -> answer:string', { mcp: [docs, tickets], functionDiscovery: true });
+ * const { answer } = await analyst.forward(llm, { question: 'Which open tickets mention reindexing?' });
+ * await analyst.close();
+ * ```
+ */
+export class AxAgent<
+  In extends Record<string, unknown> = Record<string, unknown>,
+  Out extends Record<string, unknown> = Record<string, unknown>,
+> {
+  readonly signature: AxSignature;
+  readonly name: string | undefined;
+  readonly description: string | undefined;
+  /** The id behind the subscription owner `ax-agent:<id>`. */
+  readonly id: string;
+  readonly #options: AxAgentOptions;
+  readonly #functions: readonly AxFunction[];
+  readonly #agents: ReadonlyMap<string, AxAgent>;
+  readonly #contextFields: ReadonlySet<string>;
+  readonly #limits: SandboxLimits;
+  readonly #responder: ReturnType<typeof responderProgram>;
+  readonly #ledger: AgentLedger;
+  readonly #sessions = new Set<SandboxSession>();
+  /** Clients seen by runs, by namespace: where owned subscriptions are released on close. */
+  readonly #clients = new Map<string, AxProgramMCPClient>();
+  #parked: AxAgentParkedRun | undefined;
+  #closed = false;
+
+  constructor(signature: string | AxSignature, options: AxAgentOptions = {}) {
+    this.signature = signature instanceof AxSignature ? signature : new AxSignature(signature);
+    if (options.name !== undefined && !NAME.test(options.name)) {
+      throw new AxProgramError('invalid_options', `Agent name "${options.name}" must match ${NAME.source}`);
+    }
+    this.name = options.name;
+    this.description = options.description;
+    this.id = options.id ?? options.name ?? crypto.randomUUID();
+    this.#functions = checkFunctions(options.functions);
+    this.#agents = childIndex(options.agents, this);
+    const inputNames = new Set(this.signature.inputs.map((field) => field.name));
+    for (const field of options.contextFields ?? []) {
+      if (!inputNames.has(field))
+        throw new AxProgramError('invalid_options', `contextFields names "${field}", not an input`);
+    }
+    this.#contextFields = new Set(options.contextFields ?? []);
+    this.#limits = resolveLimits(options.limits);
+    if (options.maxTurns !== undefined) checkTurns(options.maxTurns);
+    if (options.ai !== undefined && !isAIService(options.ai))
+      throw new AxProgramError('invalid_options', 'ai must be an AI service');
+    runContext(options.mcp, undefined, undefined);
+    this.#responder = responderProgram(
+      this.signature,
+      this.#contextFields,
+      options.instructions,
+      options.maxCorrections,
+    );
+    this.#ledger = new AgentLedger(`ax-agent:${this.id}`);
+    this.#options = { ...options };
+  }
+
+  /** The input fields, as the event runtime validates mapped event input against them. */
+  get inputFields(): readonly AxEventInputField[] {
+    return eventInputFields(this.signature.inputs);
+  }
+
+  /**
+   * Runs the agent: the actor loop, then the responder. An actor's clarification throws
+   * {@link AxAgentClarificationError}; under the event runtime (`eventContext`) it registers
+   * an `ax.clarification` continuation and returns {@link AxAgentParked} instead.
+   */
+  forward(
+    ai: AxAIService | undefined,
+    inputs: In,
+    options: AxAgentForwardOptions & { eventContext: AxEventContext },
+  ): Promise<Out | AxAgentParked>;
+  forward(ai: AxAIService | undefined, inputs: In, options?: AxAgentForwardOptions): Promise<Out>;
+  forward(
+    ai: AxAIService | undefined,
+    inputs: In,
+    options: AxAgentForwardOptions = {},
+  ): Promise<Out | AxAgentParked> {
+    return this.#run(ai, inputs, options, {
+      emitAgent: (event) => options.onAgentEvent?.(event),
+      emitMCP: (event) => options.onMCPEvent?.(event),
+    }) as Promise<Out | AxAgentParked>;
+  }
+
+  /** Runs the agent streaming: steps on `agent`, MCP events on `mcp`, the responder's outputs on `output`. */
+  async *streamingForward(
+    ai: AxAIService | undefined,
+    inputs: In,
+    options: AxAgentForwardOptions = {},
+  ): AsyncGenerator<AxAgentStreamChunk<Out>, void, undefined> {
+    const channel = new AsyncChannel<AxAgentStreamChunk<Out>>();
+    const stop = new AbortController();
+    const link = linkAbort(options.abortSignal, stop.signal);
+    let finished = false;
+    this.#run(
+      ai,
+      inputs,
+      { ...options, abortSignal: link.signal },
+      {
+        emitAgent: (event) => {
+          options.onAgentEvent?.(event);
+          channel.push({ channel: 'agent', event });
+        },
+        emitMCP: (event) => {
+          options.onMCPEvent?.(event);
+          channel.push({ channel: 'mcp', event });
+        },
+        onOutput: (chunk) => channel.push(chunk as AxAgentStreamChunk<Out>),
+      },
+    ).then(
+      () => {
+        finished = true;
+        channel.close();
+      },
+      (error: unknown) => {
+        finished = true;
+        channel.close({ error });
+      },
+    );
+    try {
+      yield* channel.drain();
+    } finally {
+      if (!finished) stop.abort(new AxProgramError('aborted', 'The consumer stopped the stream'));
+      link.dispose();
+    }
+  }
+
+  /** The agent's state: per namespace its subscriptions and tasks, and a parked run. No credentials. */
+  getState(): AxAgentState {
+    const state: AxAgentState = { schema: 1, mcp: { clients: this.#ledger.snapshot() } };
+    if (this.#parked) state.parked = structuredClone(this.#parked);
+    return state;
+  }
+
+  /**
+   * Restores a state: tasks are revalidated with their servers and subscriptions re-acquired,
+   * now for the agent's own clients, at the next run for clients it inherits.
+   */
+  async setState(state: unknown): Promise<void> {
+    const parsed = parseState(state);
+    this.#ledger.load(parsed.mcp.clients);
+    this.#parked = parsed.parked;
+    if (this.#options.mcp !== undefined) {
+      const context = AxMCPExecutionContext.create(this.#options.mcp);
+      for (const client of context.clients) this.#clients.set(client.namespace, client);
+      await this.#ledger.restore(context, undefined, this.#options.onError);
+    }
+  }
+
+  /** Closes running sandbox sessions and releases the subscriptions the agent owns. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const session of this.#sessions) session.close();
+    this.#sessions.clear();
+    await this.#ledger.release((namespace) => this.#clients.get(namespace), this.#options.onError);
+  }
+
+  /** Runs this agent for a parent agent's actor (`agents.<name>(inputs)`). @internal */
+  async runAsChild(
+    ai: AxAIService,
+    inputs: Record<string, unknown>,
+    options: {
+      mcpParent: AxMCPExecutionContext;
+      abortSignal: AbortSignal;
+      onMCPEvent: (e: AxMCPProgramEvent) => void;
+    },
+  ): Promise<unknown> {
+    return this.forward(this.#options.ai ?? ai, inputs as In, options);
+  }
+
+  async #run(
+    ai: AxAIService | undefined,
+    inputs: In,
+    options: AxAgentForwardOptions,
+    hooks: RunHooks,
+  ): Promise<Out | AxAgentParked> {
+    if (this.#closed) throw new AxProgramError('closed', 'The agent is closed');
+    const service = ai ?? this.#options.ai;
+    if (!isAIService(service)) throw new AxProgramError('invalid_options', 'forward needs an AI service');
+    const defaults = this.#options;
+    const maxTurns = options.maxTurns ?? defaults.maxTurns ?? 8;
+    checkTurns(maxTurns);
+    const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal);
+    const signal = link.signal;
+    let session: SandboxSession | undefined;
+    try {
+      const context = runContext(
+        options.mcp ?? defaults.mcp,
+        options.mcpParent,
+        options.mcpInheritance ?? defaults.mcpInheritance,
+      );
+      for (const child of this.#agents.values()) child.#checkInheritance(context);
+      for (const client of context.clients) this.#clients.set(client.namespace, client);
+      const start = this.#start(inputs, options.eventContext);
+      await this.#ledger.restore(context, signal, defaults.onError);
+      const index = new CallableIndex(context, this.#functions, [...this.#agents.values()].map(childInfo));
+      await index.refresh(signal);
+      const discovered = new Map<string, AgentCallable>();
+      const currentTurn = { value: start.firstTurn };
+      const host = new AgentHost({
+        context,
+        index,
+        ledger: this.#ledger,
+        functions: new Map(this.#functions.map((fn) => [fn.name, fn])),
+        agents: this.#agents,
+        ai: service,
+        eventContext: options.eventContext,
+        emit: hooks.emitMCP,
+        onDiscover: (found) => {
+          for (const callable of found) discovered.set(callable.path, callable);
+          hooks.emitAgent({ type: 'discovered', turn: currentTurn.value, paths: found.map((c) => c.path) });
+        },
+        discoverLimit: discoveryLimit(defaults.functionDiscovery),
+      });
+      session = await SandboxSession.open(host, this.#limits, {
+        namespaces: index.toolNames(),
+        agents: [...this.#agents.keys()],
+        functions: this.#functions.map((fn) => fn.name),
+        inputs: JSON.stringify(start.values),
+      });
+      this.#sessions.add(session);
+      if (this.#closed) throw new AxProgramError('closed', 'The agent is closed');
+      for (const entry of start.notes) hooks.emitAgent({ type: 'note', text: entry });
+      const outcome = await runActor({
+        ai: service,
+        settings: modelSettings(defaults, options),
+        signature: this.signature,
+        instructions: defaults.instructions,
+        index,
+        session,
+        discovery: defaults.functionDiscovery !== undefined && defaults.functionDiscovery !== false,
+        discovered,
+        contextFields: this.#contextFields,
+        inputs: start.values,
+        limits: this.#limits,
+        firstTurn: start.firstTurn,
+        maxTurns,
+        log: start.log,
+        eventContext: options.eventContext,
+        signal,
+        onEvent: hooks.emitAgent,
+        currentTurn,
+      });
+      session.close();
+      if (outcome.kind === 'clarification') {
+        return await this.#park(outcome.question, start, currentTurn.value, options.eventContext);
+      }
+      const responderIn = responderInputs(
+        start.values,
+        this.#contextFields,
+        outcome.kind === 'final' ? outcome : { log: start.log },
+      );
+      return (await this.#respond(service, responderIn, options, signal, hooks)) as Out;
+    } catch (error) {
+      if (signal.aborted && !(error instanceof AxProgramError && error.code === 'aborted')) {
+        throw new AxProgramError('aborted', 'The run was aborted', { cause: signal.reason ?? error });
+      }
+      throw error;
+    } finally {
+      if (session) {
+        session.close();
+        this.#sessions.delete(session);
+      }
+      link.dispose();
+    }
+  }
+
+  /** A fresh run, or the parked run an `ax.clarification` continuation resumes. */
+  #start(inputs: In, eventContext: AxEventContext | undefined) {
+    const continuation = eventContext?.continuation;
+    if (continuation?.kind !== CLARIFICATION_KIND) {
+      return {
+        values: validateInputs(this.signature.inputs, inputs),
+        log: [] as AxAgentActionLogEntry[],
+        firstTurn: 1,
+        notes: [] as string[],
+      };
+    }
+    const parked = this.#parked;
+    if (!parked || parked.runId !== continuation.value) {
+      throw new AxProgramError(
+        'invalid_state',
+        `No run of this agent is parked as ${CLARIFICATION_KIND}:${continuation.value}`,
+      );
+    }
+    this.#parked = undefined;
+    const event = eventContext?.event;
+    const answer = JSON.stringify(inputs).slice(0, 20_000);
+    const from = event
+      ? ` (event "${event.type}" from ${event.source}; its sender is ${eventContext?.trust})`
+      : '';
+    const notes = [
+      `You asked: ${parked.question}\nThe answer arrived${from}: ${answer}`,
+      'The runtime restarted while waiting: variables from earlier steps are gone.',
+    ];
+    const log = [...parked.log, ...notes.map((text): AxAgentActionLogEntry => ({ kind: 'note', text }))];
+    return { values: parked.inputs, log, firstTurn: parked.turns + 1, notes };
+  }
+
+  async #park(
+    question: string,
+    start: { values: Record<string, unknown>; log: AxAgentActionLogEntry[] },
+    turn: number,
+    eventContext: AxEventContext | undefined,
+  ): Promise<AxAgentParked> {
+    const runId = eventContext?.runId ?? crypto.randomUUID();
+    this.#parked = { runId, question, inputs: start.values, log: start.log, turns: turn };
+    if (!eventContext) throw new AxAgentClarificationError(question, runId);
+    await eventContext.registerContinuation({
+      correlation: { kind: CLARIFICATION_KIND, value: runId },
+      metadata: { question, inputs: start.values },
+    });
+    return { clarification: { question, kind: CLARIFICATION_KIND, value: runId } };
+  }
+
+  async #respond(
+    ai: AxAIService,
+    inputs: Record<string, unknown>,
+    options: AxAgentForwardOptions,
+    signal: AbortSignal,
+    hooks: RunHooks,
+  ): Promise<Record<string, unknown>> {
+    const runOptions = {
+      ...modelSettings(this.#options, options),
+      abortSignal: signal,
+      mcpInheritance: 'none' as const,
+      ...(options.eventContext ? { eventContext: options.eventContext } : {}),
+    };
+    if (!hooks.onOutput) return this.#responder.forward(ai, inputs, runOptions);
+    let output: Record<string, unknown> | undefined;
+    for await (const chunk of this.#responder.streamingForward(ai, inputs, runOptions)) {
+      if (chunk.channel !== 'output') continue;
+      hooks.onOutput(chunk);
+      if (chunk.type === 'final') output = chunk.output;
+    }
+    if (!output) throw new AxProgramError('invalid_output', 'The responder ended without outputs');
+    return output;
+  }
+
+  #checkInheritance(parent: AxMCPExecutionContext): void {
+    parent.derive(this.#options.mcpInheritance ?? 'all', this.#options.mcp);
+  }
+}
+
+function childIndex(agents: readonly AxAgent[] | undefined, self: AxAgent): ReadonlyMap<string, AxAgent> {
+  const index = new Map<string, AxAgent>();
+  if (agents === undefined) return index;
+  if (!Array.isArray(agents))
+    throw new AxProgramError('invalid_options', 'agents must be an array of agents');
+  for (const child of agents as readonly unknown[]) {
+    if (!(child instanceof AxAgent) || child === self) {
+      throw new AxProgramError('invalid_options', 'agents takes other agents created with agent()');
+    }
+    if (!child.name || !child.description) {
+      throw new AxProgramError('invalid_options', 'A child agent needs a name and a description');
+    }
+    if (index.has(child.name))
+      throw new AxProgramError('invalid_options', `Two child agents are named "${child.name}"`);
+    index.set(child.name, child);
+  }
+  return index;
+}
+
+function childInfo(child: AxAgent) {
+  return {
+    name: child.name as string,
+    description: child.description as string,
+    inputs: child.signature.inputs,
+    outputs: child.signature.outputs,
+  };
+}
+
+function resolveLimits(limits: AxAgentSandboxLimits | undefined): SandboxLimits {
+  const resolved = { ...DEFAULT_LIMITS, ...limits };
+  for (const [key, value] of Object.entries(resolved)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new AxProgramError('invalid_options', `limits.${key} must be a positive integer`);
+    }
+  }
+  if (resolved.memoryLimitBytes < 1024 * 1024) {
+    throw new AxProgramError('invalid_options', 'limits.memoryLimitBytes must be at least 1 MiB');
+  }
+  return Object.freeze(resolved);
+}
+
+function checkTurns(maxTurns: number): void {
+  if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) {
+    throw new AxProgramError('invalid_options', 'maxTurns must be a positive integer');
+  }
+}
+
+function discoveryLimit(option: AxAgentOptions['functionDiscovery']): number {
+  const max = typeof option === 'object' ? option.maxResults : undefined;
+  return max !== undefined && Number.isSafeInteger(max) && max > 0 ? Math.min(max, 50) : 8;
+}
+
+function modelSettings(defaults: AxModelSettings, options: AxModelSettings): AxModelSettings {
+  const settings: AxModelSettings = {};
+  const model = options.model ?? defaults.model;
+  const temperature = options.temperature ?? defaults.temperature;
+  const maxTokens = options.maxTokens ?? defaults.maxTokens;
+  if (model !== undefined) settings.model = model;
+  if (temperature !== undefined) settings.temperature = temperature;
+  if (maxTokens !== undefined) settings.maxTokens = maxTokens;
+  return settings;
+}
+
+/**
+ * Creates a code-acting agent; a signature literal types its inputs and outputs.
+ *
+ * @example
+ * ```ts
+ * const researcher = agent('"Finds facts" topic:string -> facts:string[]', {
+ *   name: 'researcher',
+ *   description: 'Looks a topic up in the docs server',
+ *   mcpInheritance: ['docs'],
+ * });
+ * const lead = agent('question:string -> answer:string', { mcp: [docs, tickets], agents: [researcher] });
+ * ```
+ */
+export function agent<const S extends string>(
+  signature: S,
+  options?: AxAgentOptions,
+): AxAgent<AxSignatureInputs<S>, AxSignatureOutputs<S>>;
+export function agent(signature: AxSignature, options?: AxAgentOptions): AxAgent;
+export function agent(signature: string | AxSignature, options: AxAgentOptions = {}): AxAgent {
+  return new AxAgent(signature, options);
+}

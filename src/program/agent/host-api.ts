@@ -1,0 +1,274 @@
+/**
+ * The host side of the actor's globals: every `mcp.<namespace>.…` path goes through the
+ * client (so `authorizeToolCall`, concurrency limits, tasks and cancellation apply), child
+ * agents and host functions run with the step's abort signal, and `discover` searches the
+ * callable index. Results keep their raw MCP shape; images, audio and binary contents are
+ * replaced by `media:` references so base64 never reaches the prompt.
+ */
+import type { AxAIService } from '../../ai/types.js';
+import type { AxEventContext } from '../../events/target.js';
+import { AxMCPError } from '../../protocol/errors.js';
+import type { AxFunction } from '../functions.js';
+import type { AxMCPExecutionContext } from '../mcp-context.js';
+import type { AxMCPProgramEvent } from '../tool-calls.js';
+import type { AgentCallable, CallableIndex } from './callables.js';
+import type { SandboxHost } from './sandbox.js';
+import type { AgentLedger, AgentMCPClient } from './state.js';
+
+/** A child agent as the host calls it. */
+export interface AgentChild {
+  readonly name: string | undefined;
+  /** Runs the child inside the parent's execution context. */
+  runAsChild(
+    ai: AxAIService,
+    inputs: Record<string, unknown>,
+    options: {
+      mcpParent: AxMCPExecutionContext;
+      abortSignal: AbortSignal;
+      onMCPEvent: (e: AxMCPProgramEvent) => void;
+    },
+  ): Promise<unknown>;
+}
+
+/** Binary content kept out of the sandbox, by reference. */
+export interface AgentMedia {
+  ref: string;
+  type: 'image' | 'audio' | 'blob';
+  mimeType: string | undefined;
+  data: string;
+}
+
+/** What one run's host needs. */
+export interface AgentHostOptions {
+  context: AxMCPExecutionContext;
+  index: CallableIndex;
+  ledger: AgentLedger;
+  functions: ReadonlyMap<string, AxFunction>;
+  agents: ReadonlyMap<string, AgentChild>;
+  ai: AxAIService;
+  eventContext: AxEventContext | undefined;
+  emit: (event: AxMCPProgramEvent) => void;
+  /** Called with what `discover` found. */
+  onDiscover: (found: AgentCallable[]) => void;
+  discoverLimit: number;
+}
+
+/** The sandbox host of one run, with the media its results referenced. */
+export class AgentHost implements SandboxHost {
+  readonly media = new Map<string, AgentMedia>();
+  readonly #options: AgentHostOptions;
+  #calls = 0;
+
+  constructor(options: AgentHostOptions) {
+    this.#options = options;
+  }
+
+  async call(path: readonly string[], args: readonly unknown[], signal: AbortSignal): Promise<unknown> {
+    const [root, name] = path;
+    const options = this.#options;
+    const callId = `agent-call-${++this.#calls}`;
+    if (root === 'discover') {
+      const found = options.index.search(stringOrList(args[0]), options.discoverLimit);
+      options.onDiscover(found);
+      return found.map(({ path: at, usage, description }) => ({ path: at, usage, description }));
+    }
+    if (root === 'functions' && name !== undefined) {
+      const fn = options.functions.get(name) ?? fail(`functions.${name} does not exist`);
+      return fn.func(objectArg(args[0]), {
+        signal,
+        ai: options.ai,
+        mcp: options.context,
+        toolCallId: callId,
+        ...(options.eventContext ? { eventContext: options.eventContext } : {}),
+      });
+    }
+    if (root === 'agents' && name !== undefined) {
+      const child = options.agents.get(name) ?? fail(`agents.${name} does not exist`);
+      return child.runAsChild(options.ai, objectArg(args[0]), {
+        mcpParent: options.context,
+        abortSignal: signal,
+        onMCPEvent: options.emit,
+      });
+    }
+    if (root === 'mcp' && name !== undefined) {
+      const client = options.context.client(name) ?? fail(`mcp.${name} is not attached to this agent`);
+      return this.#mcp(client as AgentMCPClient, path.slice(2), args, signal, callId);
+    }
+    return fail(`${path.join('.')} does not exist`);
+  }
+
+  async #mcp(
+    client: AgentMCPClient,
+    path: readonly string[],
+    args: readonly unknown[],
+    signal: AbortSignal,
+    callId: string,
+  ): Promise<unknown> {
+    const ns = client.namespace;
+    const { context, ledger } = this.#options;
+    const [area, op] = path;
+    const where = `mcp.${ns}.${path.join('.')}`;
+    await context.initialize(client, signal);
+    try {
+      if (area === 'tools' && op !== undefined)
+        return await this.#tool(client, op, objectArg(args[0]), signal, callId);
+      if (area === 'prompts' && op === 'list') return (await client.inspectCatalog({ signal })).prompts;
+      if (area === 'prompts' && op === 'get') {
+        const prompt = await client.getPrompt(stringArg(args[0], 'a prompt name'), stringRecord(args[1]), {
+          signal,
+        });
+        return this.#reference(prompt);
+      }
+      if (area === 'resources') {
+        const uri = () => stringArg(args[0], 'a resource URI');
+        if (op === 'list') return (await client.inspectCatalog({ signal })).resources;
+        if (op === 'templates') return (await client.inspectCatalog({ signal })).resourceTemplates;
+        if (op === 'read') return this.#reference(await client.readResource(uri(), { signal }));
+        if (op === 'subscribe') {
+          const target = uri();
+          await method(client, 'acquireResourceSubscription').call(client, target, ledger.owner);
+          ledger.subscribed(ns, target);
+          return { subscribed: target };
+        }
+        if (op === 'unsubscribe') {
+          const target = uri();
+          await method(client, 'releaseResourceSubscription').call(client, target, ledger.owner);
+          ledger.unsubscribed(ns, target);
+          return { unsubscribed: target };
+        }
+      }
+      if (area === 'tasks' && (op === 'get' || op === 'cancel')) {
+        const taskId = stringArg(args[0], 'a task id');
+        if (op === 'cancel') {
+          await client.cancelTask(taskId, { signal });
+          ledger.task(ns, taskId, 'cancelled');
+          return { cancelled: taskId };
+        }
+        const task = await method(client, 'getTask').call(client, taskId, { signal });
+        ledger.task(ns, task.taskId, task.status);
+        return this.#reference(task);
+      }
+      if (area === 'complete' && op === undefined) {
+        const ref = objectArg(args[0]) as Parameters<AgentMCPClient['complete']>[0];
+        const argument = objectArg(args[1]) as { name: string; value: string };
+        const extra = args[2] === undefined || args[2] === null ? undefined : objectArg(args[2]);
+        return await method(client, 'complete').call(client, ref, argument, extra, { signal });
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new Error(`${where} failed: ${describe(error)}`);
+    }
+    return fail(`${where} does not exist`);
+  }
+
+  async #tool(
+    client: AgentMCPClient,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    toolCallId: string,
+  ): Promise<unknown> {
+    const ns = client.namespace;
+    const { index, context, ledger, emit } = this.#options;
+    await index.refresh(signal);
+    if (!index.tool(ns, tool)) fail(`mcp.${ns} has no tool "${tool}" (discover() finds tools)`);
+    const componentId = `mcp:${ns}:${tool}`;
+    const where = { namespace: ns, tool, componentId, toolCallId };
+    let outcome: Awaited<ReturnType<AgentMCPClient['callToolOutcome']>>;
+    try {
+      outcome = await client.callToolOutcome(tool, args, {
+        signal,
+        onProgress: (progress) => emit({ type: 'progress', ...where, progress }),
+      });
+    } catch (error) {
+      if (error instanceof AxMCPError && error.code === 'authorization_denied' && !signal.aborted) {
+        const reason = `The host refused the call to ${componentId}; it was not run. Do not retry it.`;
+        emit({ type: 'refused', ...where, reason });
+        throw new Error(reason);
+      }
+      throw error;
+    }
+    if (outcome.kind === 'complete') return this.#reference(outcome.result);
+    const task = outcome.task;
+    emit({ type: 'task', ...where, task });
+    ledger.task(ns, task.taskId, task.status);
+    const forget = context.trackTask(client, task);
+    const result = await client.waitForTask(task, {
+      signal,
+      onStatus: (status) => {
+        ledger.task(ns, status.taskId, status.status);
+        emit({ type: 'task', ...where, task: status });
+      },
+    });
+    forget();
+    ledger.task(ns, task.taskId, 'completed');
+    return this.#reference(result);
+  }
+
+  /** A JSON copy of an MCP value with binary content replaced by `media:` references. */
+  #reference(value: unknown, depth = 0): unknown {
+    if (depth > 64 || typeof value !== 'object' || value === null) return value;
+    if (Array.isArray(value)) return value.map((item) => this.#reference(item, depth + 1));
+    const record = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    const media =
+      (record.type === 'image' || record.type === 'audio') && typeof record.data === 'string'
+        ? { type: record.type as 'image' | 'audio', field: 'data' }
+        : typeof record.blob === 'string'
+          ? { type: 'blob' as const, field: 'blob' }
+          : undefined;
+    for (const [key, item] of Object.entries(record)) {
+      if (key === '__proto__') continue;
+      if (media && key === media.field) {
+        const ref = `media:${this.media.size + 1}`;
+        const mimeType = typeof record.mimeType === 'string' ? record.mimeType : undefined;
+        this.media.set(ref, { ref, type: media.type, mimeType, data: item as string });
+        out.ref = ref;
+        out.bytes = Math.floor(((item as string).length * 3) / 4);
+      } else out[key] = this.#reference(item, depth + 1);
+    }
+    return out;
+  }
+}
+
+function method<
+  K extends 'getTask' | 'complete' | 'acquireResourceSubscription' | 'releaseResourceSubscription',
+>(client: AgentMCPClient, method: K): AgentMCPClient[K] {
+  const fn = (client as Partial<AgentMCPClient>)[method];
+  if (typeof fn !== 'function') fail(`the client of mcp.${client.namespace} cannot ${method}`);
+  return fn as AgentMCPClient[K];
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AxMCPError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function objectArg(value: unknown): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) fail('the argument must be an object');
+  return value as Record<string, unknown>;
+}
+
+function stringArg(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value === '') fail(`expected ${what} (a string)`);
+  return value;
+}
+
+function stringOrList(value: unknown): string | string[] {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+  return fail('discover takes a query string or a list of strings');
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  const record = objectArg(value);
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(record))
+    out[key] = typeof item === 'string' ? item : JSON.stringify(item);
+  return out;
+}

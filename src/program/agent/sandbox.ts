@@ -1,0 +1,507 @@
+/**
+ * The sandbox: QuickJS compiled to WebAssembly (`quickjs-emscripten-core` with the
+ * release-sync build, whose `.wasm` ships inside the npm package). Each session has its
+ * own WebAssembly instance, runtime and context, so nothing is shared between sessions and
+ * closing one frees everything it had. The actor's code sees only the globals of
+ * `guest.ts`: no host globals, network, file system, timers or module loading. Values
+ * cross the boundary as JSON text.
+ *
+ * Host functions return promises (the code awaits them), which keeps `Promise.all` and
+ * `await` anywhere working; the step's time limit covers the awaited calls. A step that
+ * runs out of time, memory or stack ends with an error in its result, never a crash: a
+ * runtime that cannot be trusted afterwards is replaced by a fresh one (`reset`).
+ */
+import * as releaseSyncModule from '@jitl/quickjs-wasmfile-release-sync';
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSDeferredPromise,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSSyncVariant,
+} from 'quickjs-emscripten-core';
+import { AxProgramError } from '../errors.js';
+import { GUEST_BOOTSTRAP, type GuestShape, RESERVED_GLOBALS } from './guest.js';
+import { prepareStep } from './step-code.js';
+
+/** Limits of the actor's runtime. */
+export interface AxAgentSandboxLimits {
+  /** Wall time one step may take, awaited calls included (default 30,000 ms). */
+  stepTimeoutMs?: number;
+  /** Heap of the runtime in bytes (default 64 MiB). */
+  memoryLimitBytes?: number;
+  /** Interpreter stack in bytes (default 256 KiB). */
+  maxStackBytes?: number;
+  /** Console characters kept per step (default 8,000). */
+  maxOutputChars?: number;
+}
+
+/** Resolved limits. */
+export type SandboxLimits = Required<AxAgentSandboxLimits>;
+
+export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
+  stepTimeoutMs: 30_000,
+  memoryLimitBytes: 64 * 1024 * 1024,
+  maxStackBytes: 256 * 1024,
+  maxOutputChars: 8_000,
+});
+
+/** What the sandbox asks of its host: the asynchronous operations behind the globals. */
+export interface SandboxHost {
+  /** Runs `mcp.…`, `agents.…`, `functions.…` or `discover`; the result must be JSON. */
+  call(path: readonly string[], args: readonly unknown[], signal: AbortSignal): Promise<unknown>;
+}
+
+/** How one step ended. */
+export interface SandboxStepResult {
+  /** Console output, capped. */
+  output: string;
+  /** The uncaught error or the limit that ended the step. */
+  error?: string;
+  limit?: 'time' | 'memory' | 'stack';
+  /** The runtime was replaced: variables of earlier steps are gone. */
+  reset?: boolean;
+  final?: { task: unknown; evidence: unknown };
+  clarification?: { question: string };
+  /** Names carried to later steps. */
+  kept: string[];
+}
+
+/** How a step ended, before its console output and signals are added. */
+type StepEnd = Omit<SandboxStepResult, 'output' | 'final' | 'clarification' | 'kept'> & { kept?: string[] };
+
+/** The build's initial memory (its C stack and static data live there). */
+const BASE_MEMORY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The build variant. Its types are CommonJS while Node and bundlers load its ES module, so
+ * the default export is reached through the namespace in both worlds.
+ */
+const releaseSync: QuickJSSyncVariant = unwrapDefault(releaseSyncModule);
+
+function unwrapDefault(module: unknown): QuickJSSyncVariant {
+  let value = module as { default?: unknown; type?: unknown };
+  while (value.type !== 'sync' && typeof value.default === 'object' && value.default !== null) {
+    value = value.default as typeof value;
+  }
+  return value as QuickJSSyncVariant;
+}
+const WASM_PAGE = 65_536;
+
+/** Largest JSON text a host call may hand into the sandbox. */
+const MAX_RESULT_CHARS = 4 * 1024 * 1024;
+
+interface PendingCall {
+  deferred: QuickJSDeferredPromise;
+  abort: AbortController;
+}
+
+/** One QuickJS instance with the actor's globals installed. */
+class Instance {
+  readonly runtime: QuickJSRuntime;
+  readonly context: QuickJSContext;
+  readonly control: QuickJSHandle;
+  /** Epoch ms after which the interrupt handler stops the guest; 0 stops it now. */
+  deadline = Number.POSITIVE_INFINITY;
+  /** The run was aborted: stop the guest now. */
+  aborting = false;
+
+  constructor(runtime: QuickJSRuntime, context: QuickJSContext, control: QuickJSHandle) {
+    this.runtime = runtime;
+    this.context = context;
+    this.control = control;
+  }
+
+  /** A host stack overflow unwound through the interpreter: freeing it would trip its assertions. */
+  broken = false;
+
+  dispose(): void {
+    if (this.broken) return;
+    try {
+      this.control.dispose();
+      this.context.dispose();
+      this.runtime.dispose();
+    } catch {
+      // A runtime left inconsistent by a host stack overflow may refuse to free cleanly;
+      // dropping the WebAssembly instance releases its memory either way.
+    }
+  }
+}
+
+/**
+ * A persistent sandbox session: globals defined by one step stay for the next. Create
+ * with {@link SandboxSession.open}; `close()` frees the WebAssembly instance.
+ */
+export class SandboxSession {
+  readonly #host: SandboxHost;
+  readonly #limits: SandboxLimits;
+  #shape: GuestShape;
+  #instance: Instance | undefined;
+  readonly #pending = new Set<PendingCall>();
+  #wake: (() => void) | undefined;
+  #output: string[] = [];
+  #outputChars = 0;
+  #signals: Pick<SandboxStepResult, 'final' | 'clarification'> = {};
+  #closed = false;
+
+  private constructor(host: SandboxHost, limits: SandboxLimits, shape: GuestShape) {
+    this.#host = host;
+    this.#limits = limits;
+    this.#shape = shape;
+  }
+
+  /** Starts a session (loads the WebAssembly module and installs the globals). */
+  static async open(
+    host: SandboxHost,
+    limits: SandboxLimits,
+    shape: Omit<GuestShape, 'reserved' | 'maxLogChars'>,
+  ): Promise<SandboxSession> {
+    const session = new SandboxSession(host, limits, {
+      ...shape,
+      reserved: RESERVED_GLOBALS,
+      maxLogChars: limits.maxOutputChars,
+    });
+    session.#instance = await session.#start();
+    return session;
+  }
+
+  /** Replaces the callable tools of the namespaces given (after a catalog change). */
+  setTools(namespaces: Record<string, string[]>): void {
+    this.#shape = { ...this.#shape, namespaces: { ...this.#shape.namespaces, ...namespaces } };
+    const instance = this.#instance;
+    if (!instance) return;
+    const { context } = instance;
+    const text = context.newString(JSON.stringify(namespaces));
+    const result = context.callMethod(instance.control, 'setTools', [text]);
+    text.dispose();
+    (result.error ?? result.value).dispose();
+  }
+
+  /** Runs one step. Limits end the step with an error; an abort of `signal` throws. */
+  async run(code: string, signal: AbortSignal): Promise<SandboxStepResult> {
+    if (this.#closed || !this.#instance) throw new AxProgramError('closed', 'The sandbox session is closed');
+    signal.throwIfAborted();
+    this.#output = [];
+    this.#outputChars = 0;
+    this.#signals = {};
+    const instance = this.#instance;
+    const { context } = instance;
+    instance.deadline = Date.now() + this.#limits.stepTimeoutMs;
+    instance.aborting = false;
+    const onAbort = () => {
+      instance.aborting = true;
+      this.#wake?.();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#limits.stepTimeoutMs);
+    });
+    let result: StepEnd = {};
+    try {
+      const evaluated = context.evalCode(prepareStep(code).source, 'step.js', {
+        type: 'module',
+        strict: true,
+      });
+      if (evaluated.error) {
+        result = this.#failure(context.dump(evaluated.error), instance);
+        evaluated.error.dispose();
+      } else {
+        result = await this.#settle(instance, evaluated.value, timeout, signal);
+      }
+    } catch (error) {
+      if (signal.aborted) {
+        this.#reset();
+        throw new AxProgramError('aborted', 'The run was aborted', { cause: signal.reason });
+      }
+      if (!(error instanceof RangeError || error instanceof WebAssembly.RuntimeError)) throw error;
+      result = { error: 'RangeError: the step exhausted the host stack', limit: 'stack' };
+      instance.broken = true;
+      await this.#replace();
+      result.reset = true;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      instance.deadline = Number.POSITIVE_INFINITY;
+    }
+    if (signal.aborted) {
+      this.#reset();
+      throw new AxProgramError('aborted', 'The run was aborted', { cause: signal.reason });
+    }
+    if (result.limit === 'time' && !result.reset) {
+      this.#abandonPending();
+      if (!this.#drain(instance)) {
+        await this.#replace();
+        result.reset = true;
+      }
+    }
+    const output = this.#output.join('\n');
+    return { output, ...result, ...this.#signals, kept: result.kept ?? [] };
+  }
+
+  /** Frees the WebAssembly instance; pending calls are aborted. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#reset();
+  }
+
+  /** Waits until the step's module promise settles, running jobs as host calls finish. */
+  async #settle(
+    instance: Instance,
+    handle: QuickJSHandle,
+    timeout: Promise<void>,
+    signal: AbortSignal,
+  ): Promise<StepEnd> {
+    const { context, runtime } = instance;
+    let timedOut = false;
+    timeout.then(() => {
+      timedOut = true;
+      instance.deadline = 0;
+      this.#wake?.();
+    });
+    try {
+      for (;;) {
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) {
+          const failure = context.dump(jobs.error);
+          jobs.error.dispose();
+          if (isInterrupted(failure) || isResourceError(failure)) return this.#failure(failure, instance);
+        }
+        const state = context.getPromiseState(handle);
+        if (state.type === 'fulfilled') {
+          if (state.notAPromise) return { kept: this.#keep(instance, handle) };
+          const kept = this.#keep(instance, state.value);
+          state.value.dispose();
+          return { kept };
+        }
+        if (state.type === 'rejected') {
+          const failure = context.dump(state.error);
+          state.error.dispose();
+          return this.#failure(failure, instance);
+        }
+        if (signal.aborted) return {};
+        if (timedOut || Date.now() > instance.deadline) return this.#timeLimit();
+        if (this.#pending.size === 0 && !runtime.hasPendingJob()) {
+          return { error: 'The step awaits a promise that can never settle (nothing is pending)' };
+        }
+        if (!runtime.hasPendingJob()) await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = undefined;
+      }
+    } finally {
+      handle.dispose();
+    }
+  }
+
+  #timeLimit(): StepEnd {
+    return {
+      error: `The step exceeded its time limit of ${this.#limits.stepTimeoutMs} ms`,
+      limit: 'time',
+    };
+  }
+
+  #failure(failure: unknown, instance: Instance): StepEnd {
+    if (isInterrupted(failure)) {
+      return instance.aborting ? { error: 'The step was aborted' } : this.#timeLimit();
+    }
+    const text = describeError(failure);
+    if (/out of memory|string too long|allocation failed/i.test(text)) {
+      return {
+        error: `${text} (the runtime's memory limit is ${Math.round(this.#limits.memoryLimitBytes / 1048576)} MiB)`,
+        limit: 'memory',
+      };
+    }
+    if (/stack overflow|call stack size/i.test(text)) return { error: text, limit: 'stack' };
+    return { error: text };
+  }
+
+  /** Copies the step's exports to globals; returns their names. */
+  #keep(instance: Instance, exports: QuickJSHandle): string[] {
+    const { context } = instance;
+    if (context.typeof(exports) !== 'object') return [];
+    const result = context.callMethod(instance.control, 'keep', [exports]);
+    if (result.error) {
+      result.error.dispose();
+      return [];
+    }
+    const text = context.getString(result.value);
+    result.value.dispose();
+    return JSON.parse(text) as string[];
+  }
+
+  /** Runs leftover jobs of an interrupted step with the interrupt raised; false if some remain. */
+  #drain(instance: Instance): boolean {
+    instance.deadline = 0;
+    try {
+      for (let round = 0; round < 100 && instance.runtime.hasPendingJob(); round++) {
+        const jobs = instance.runtime.executePendingJobs(1000);
+        jobs.error?.dispose();
+      }
+      return !instance.runtime.hasPendingJob();
+    } catch {
+      return false;
+    } finally {
+      instance.deadline = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /** Host calls of an abandoned step: aborted, and their promises never settle in the guest. */
+  #abandonPending(): void {
+    for (const call of this.#pending) {
+      call.abort.abort(new AxProgramError('aborted', 'The step ended'));
+      try {
+        call.deferred.dispose();
+      } catch {
+        // already disposed
+      }
+    }
+    this.#pending.clear();
+  }
+
+  #reset(): void {
+    this.#abandonPending();
+    this.#instance?.dispose();
+    this.#instance = undefined;
+  }
+
+  async #replace(): Promise<void> {
+    this.#reset();
+    this.#instance = await this.#start();
+  }
+
+  async #start(): Promise<Instance> {
+    let module: Awaited<ReturnType<typeof newQuickJSWASMModuleFromVariant>>;
+    try {
+      // QuickJS's own limit only bounds single allocations in this build (its usable-size
+      // accounting is 0 under emscripten), so the WebAssembly memory itself is capped: a
+      // fixed maximum makes growth fail, and QuickJS reports "out of memory" to the code.
+      const pages = Math.ceil((BASE_MEMORY_BYTES + this.#limits.memoryLimitBytes) / WASM_PAGE);
+      const wasmMemory = new WebAssembly.Memory({ initial: BASE_MEMORY_BYTES / WASM_PAGE, maximum: pages });
+      module = await newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmMemory }));
+    } catch (cause) {
+      throw new AxProgramError('sandbox_failed', 'The QuickJS WebAssembly module could not be loaded', {
+        cause,
+      });
+    }
+    const runtime = module.newRuntime();
+    runtime.setMemoryLimit(this.#limits.memoryLimitBytes);
+    runtime.setMaxStackSize(this.#limits.maxStackBytes);
+    const context = runtime.newContext();
+    let instance: Instance | undefined;
+    runtime.setInterruptHandler(
+      () => instance !== undefined && (instance.aborting || Date.now() > instance.deadline),
+    );
+    const call = context.newFunction('call', (pathText, argsText) => this.#call(context, pathText, argsText));
+    const log = context.newFunction('log', (level, text) => {
+      this.#log(context.getString(level), context.getString(text));
+    });
+    const signal = context.newFunction('signal', (kind, text) => {
+      this.#signal(context.getString(kind), context.getString(text));
+    });
+    const shape = context.newString(JSON.stringify(this.#shape));
+    const bootstrap = context.unwrapResult(
+      context.evalCode(GUEST_BOOTSTRAP, 'bootstrap.js', { type: 'global' }),
+    );
+    const control = context.unwrapResult(
+      context.callFunction(bootstrap, context.undefined, call, log, signal, shape),
+    );
+    for (const handle of [bootstrap, call, log, signal, shape]) handle.dispose();
+    instance = new Instance(runtime, context, control);
+    return instance;
+  }
+
+  #call(context: QuickJSContext, pathText: QuickJSHandle, argsText: QuickJSHandle): QuickJSHandle {
+    const deferred = context.newPromise();
+    const pending: PendingCall = { deferred, abort: new AbortController() };
+    this.#pending.add(pending);
+    const settle = (fn: () => void) => {
+      if (!this.#pending.delete(pending)) return;
+      fn();
+      deferred.dispose();
+      this.#wake?.();
+    };
+    let path: string[];
+    let args: unknown[];
+    try {
+      path = JSON.parse(context.getString(pathText)) as string[];
+      args = parseGuestJSON(context.getString(argsText));
+    } catch (error) {
+      settle(() => rejectWith(context, deferred, error));
+      return deferred.handle;
+    }
+    this.#host.call(path, args, pending.abort.signal).then(
+      (value) =>
+        settle(() => {
+          const text = value === undefined ? undefined : JSON.stringify(value);
+          if (text !== undefined && text.length > MAX_RESULT_CHARS) {
+            rejectWith(
+              context,
+              deferred,
+              new RangeError(`The result is too large (${text.length} characters)`),
+            );
+            return;
+          }
+          if (text === undefined) deferred.resolve();
+          else {
+            const handle = context.newString(text);
+            deferred.resolve(handle);
+            handle.dispose();
+          }
+        }),
+      (error: unknown) => settle(() => rejectWith(context, deferred, error)),
+    );
+    return deferred.handle;
+  }
+
+  #log(level: string, text: string): void {
+    const max = this.#limits.maxOutputChars;
+    if (this.#outputChars >= max) return;
+    const line = level === 'log' || level === 'info' || level === 'debug' ? text : `[${level}] ${text}`;
+    const room = max - this.#outputChars;
+    this.#output.push(
+      line.length > room ? `${line.slice(0, room)}… [output truncated at ${max} characters]` : line,
+    );
+    this.#outputChars += line.length + 1;
+  }
+
+  #signal(kind: string, text: string): void {
+    const value = parseGuestJSON(text) as unknown as Record<string, unknown>;
+    if (kind === 'final') this.#signals.final = { task: value.task, evidence: value.evidence };
+    else if (kind === 'clarification') this.#signals.clarification = { question: String(value.question) };
+  }
+}
+
+function rejectWith(context: QuickJSContext, deferred: QuickJSDeferredPromise, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const handle = context.newError({ name: 'Error', message: message.slice(0, 2000) });
+  deferred.reject(handle);
+  handle.dispose();
+}
+
+/** Parses JSON from the guest; keys that could reach a prototype are refused. */
+export function parseGuestJSON(text: string): unknown[] {
+  return JSON.parse(text, (key, value) => {
+    if (key === '__proto__') throw new TypeError('"__proto__" cannot be used as a key');
+    return value;
+  });
+}
+
+function isInterrupted(failure: unknown): boolean {
+  if (typeof failure !== 'object' || failure === null) return false;
+  const { name, message } = failure as { name?: unknown; message?: unknown };
+  return name === 'InternalError' && message === 'interrupted';
+}
+
+function isResourceError(failure: unknown): boolean {
+  return /out of memory|stack overflow/i.test(describeError(failure));
+}
+
+/** `Name: message (step.js:line:column)` from a dumped QuickJS error. */
+export function describeError(failure: unknown): string {
+  if (typeof failure !== 'object' || failure === null) return `Uncaught ${String(failure).slice(0, 500)}`;
+  const { name, message, stack } = failure as { name?: unknown; message?: unknown; stack?: unknown };
+  const head = `${typeof name === 'string' ? name : 'Error'}: ${typeof message === 'string' ? message : ''}`;
+  const where = typeof stack === 'string' ? /step\.js:(\d+):(\d+)/.exec(stack) : null;
+  return where ? `${head} (line ${where[1]})` : head;
+}
