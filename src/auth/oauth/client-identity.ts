@@ -7,7 +7,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AxMCPError } from '../../protocol/errors.js';
-import { AxMCPOAuthError } from './errors.js';
+import { AxMCPOAuthError, safeCause } from './errors.js';
 import type { OAuthHTTP } from './http.js';
 import type { AxMCPStoredClient } from './token-store.js';
 
@@ -181,7 +181,7 @@ async function register(input: ClientIdentityInput): Promise<ResolvedClient> {
   } catch (error) {
     if (input.signal?.aborted || error instanceof AxMCPOAuthError) throw error;
     throw new AxMCPOAuthError('oauth_registration_failed', 'Dynamic client registration failed', {
-      cause: error,
+      cause: safeCause(error),
       ...oauthErrorContext(error),
     });
   }

@@ -41,3 +41,15 @@ export class AxMCPOAuthError extends AxMCPError {
     if (context.status !== undefined) this.status = context.status;
   }
 }
+
+/**
+ * A cause safe to attach: the name and message of `error` only. oauth4webapi errors keep
+ * the parsed response body (tokens included) in their own `cause`; that never travels on.
+ */
+export function safeCause(error: unknown): Error | undefined {
+  if (error instanceof AxMCPError) return error;
+  if (!(error instanceof Error)) return undefined;
+  const copy = new Error(error.message);
+  copy.name = error.name;
+  return copy;
+}

@@ -7,7 +7,7 @@
 import * as oauth from 'oauth4webapi';
 import { oauthErrorContext, type ResolvedClient } from './client-identity.js';
 import type { DPoPKey } from './dpop.js';
-import { AxMCPOAuthError } from './errors.js';
+import { AxMCPOAuthError, safeCause } from './errors.js';
 import type { OAuthHTTP } from './http.js';
 import type { AxMCPStoredTokens } from './token-store.js';
 import { splitScopes } from './www-authenticate.js';
@@ -88,7 +88,7 @@ async function withNonceRetry(
     const context = oauthErrorContext(error);
     const detail = context.oauthError ? ` (${context.oauthError})` : '';
     throw new AxMCPOAuthError('oauth_token_failed', `The ${what} request failed${detail}`, {
-      cause: error,
+      cause: safeCause(error),
       ...context,
     });
   }
@@ -183,7 +183,7 @@ export async function authorizationCodeGrant(
       'oauth_authorization_failed',
       'The authorization callback (onAuthCode) failed',
       {
-        cause: error,
+        cause: safeCause(error),
       },
     );
   }
@@ -216,7 +216,7 @@ export async function authorizationCodeGrant(
     const context = oauthErrorContext(error);
     const detail = context.oauthError ? ` (${context.oauthError})` : '';
     throw new AxMCPOAuthError('oauth_authorization_failed', `The authorization was refused${detail}`, {
-      cause: error,
+      cause: safeCause(error),
       ...context,
     });
   }
