@@ -151,6 +151,8 @@ export class AxAgent<
   readonly #clients = new Map<string, AxProgramMCPClient>();
   #parked: AxAgentParkedRun | undefined;
   #closed = false;
+  /** Aborted by `close()`: running runs end. */
+  readonly #stop = new AbortController();
 
   constructor(signature: string | AxSignature, options: AxAgentOptions = {}) {
     this.signature = signature instanceof AxSignature ? signature : new AxSignature(signature);
@@ -279,6 +281,7 @@ export class AxAgent<
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stop.abort(new AxProgramError('closed', 'The agent was closed'));
     for (const session of this.#sessions) session.close();
     this.#sessions.clear();
     await this.#ledger.release((namespace) => this.#clients.get(namespace), this.#options.onError);
@@ -309,7 +312,7 @@ export class AxAgent<
     const defaults = this.#options;
     const maxTurns = options.maxTurns ?? defaults.maxTurns ?? 8;
     checkTurns(maxTurns);
-    const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal);
+    const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal, this.#stop.signal);
     const signal = link.signal;
     let session: SandboxSession | undefined;
     try {

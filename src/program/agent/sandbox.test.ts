@@ -141,3 +141,25 @@ describe('SandboxSession', () => {
     await expect(running).rejects.toMatchObject({ code: 'aborted' });
   });
 });
+
+describe('SandboxSession lifetime', () => {
+  it('close() during a step ends it and frees the instance; later runs are refused', async () => {
+    const session = await open();
+    const running = session.run('await functions.wait({})', new AbortController().signal);
+    setTimeout(() => session.close(), 50);
+    await expect(running).rejects.toMatchObject({ code: 'closed' });
+    await expect(run(session, '1')).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('a host result that is not JSON becomes an error the code can catch', async () => {
+    const session = await SandboxSession.open({ call: async () => ({ big: 10n }) }, DEFAULT_LIMITS, {
+      namespaces: {},
+      agents: [],
+      functions: ['odd'],
+      inputs: '{}',
+    });
+    sessions.push(session);
+    const step = await run(session, 'try { await functions.odd({}) } catch (e) { console.log(e.message) }');
+    expect(step.output).toMatch(/^The result is not JSON/);
+  });
+});

@@ -144,6 +144,7 @@ export class SandboxSession {
   #outputChars = 0;
   #signals: Pick<SandboxStepResult, 'final' | 'clarification'> = {};
   #closed = false;
+  #running = false;
 
   private constructor(host: SandboxHost, limits: SandboxLimits, shape: GuestShape) {
     this.#host = host;
@@ -181,11 +182,22 @@ export class SandboxSession {
   /** Runs one step. Limits end the step with an error; an abort of `signal` throws. */
   async run(code: string, signal: AbortSignal): Promise<SandboxStepResult> {
     if (this.#closed || !this.#instance) throw new AxProgramError('closed', 'The sandbox session is closed');
+    if (this.#running)
+      throw new AxProgramError('invalid_options', 'A sandbox session runs one step at a time');
     signal.throwIfAborted();
+    this.#running = true;
+    try {
+      return await this.#runStep(this.#instance, code, signal);
+    } finally {
+      this.#running = false;
+      if (this.#closed) this.#reset();
+    }
+  }
+
+  async #runStep(instance: Instance, code: string, signal: AbortSignal): Promise<SandboxStepResult> {
     this.#output = [];
     this.#outputChars = 0;
     this.#signals = {};
-    const instance = this.#instance;
     const { context } = instance;
     instance.deadline = Date.now() + this.#limits.stepTimeoutMs;
     instance.aborting = false;
@@ -229,6 +241,7 @@ export class SandboxSession {
       this.#reset();
       throw new AxProgramError('aborted', 'The run was aborted', { cause: signal.reason });
     }
+    if (this.#closed) throw new AxProgramError('closed', 'The sandbox session was closed during the step');
     if (result.limit === 'time' && !result.reset) {
       this.#abandonPending();
       if (!this.#drain(instance)) {
@@ -240,11 +253,18 @@ export class SandboxSession {
     return { output, ...result, ...this.#signals, kept: result.kept ?? [] };
   }
 
-  /** Frees the WebAssembly instance; pending calls are aborted. Idempotent. */
+  /** Frees the WebAssembly instance; pending calls are aborted, a running step ends. Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#reset();
+    if (!this.#running) {
+      this.#reset();
+      return;
+    }
+    // The running step stops at its next check and frees the instance itself.
+    if (this.#instance) this.#instance.aborting = true;
+    this.#abandonPending();
+    this.#wake?.();
   }
 
   /** Waits until the step's module promise settles, running jobs as host calls finish. */
@@ -263,6 +283,7 @@ export class SandboxSession {
     });
     try {
       for (;;) {
+        if (signal.aborted || this.#closed) return { error: 'The step was aborted' };
         const jobs = runtime.executePendingJobs();
         if (jobs.error) {
           const failure = context.dump(jobs.error);
@@ -433,7 +454,17 @@ export class SandboxSession {
     this.#host.call(path, args, pending.abort.signal).then(
       (value) =>
         settle(() => {
-          const text = value === undefined ? undefined : JSON.stringify(value);
+          let text: string | undefined;
+          try {
+            text = value === undefined ? undefined : JSON.stringify(value);
+          } catch (error) {
+            rejectWith(
+              context,
+              deferred,
+              new TypeError(`The result is not JSON: ${(error as Error).message}`),
+            );
+            return;
+          }
           if (text !== undefined && text.length > MAX_RESULT_CHARS) {
             rejectWith(
               context,
