@@ -67,7 +67,9 @@ describe('axMCPOAuth', () => {
     expect(await oauth.authenticate({ method: 'POST', url: new URL(url), headers: new Headers() })).toEqual(
       {},
     );
-    const failure = await oauth.challenge!(unauthorized(url)).catch((error: unknown) => error);
+    const failure = await Promise.resolve(oauth.challenge!(unauthorized(url))).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(AxMCPOAuthError);
     expect((failure as AxMCPOAuthError).code).toBe('oauth_resource_mismatch');
     expect(asked).toEqual(['GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp']);
@@ -78,7 +80,7 @@ describe('axMCPOAuth', () => {
     const { fetch } = stubServers('https://mcp.example.com/mcp');
     const url = 'https://mcp.example.com/mcp';
     const headless = axMCPOAuth({ fetch, client: { clientId: 'pre' } });
-    await expect(headless.challenge!(unauthorized(url))).rejects.toMatchObject({
+    await expect(Promise.resolve(headless.challenge!(unauthorized(url)))).rejects.toMatchObject({
       code: 'oauth_interaction_required',
     });
     let sentScope: string | null = null;
@@ -91,7 +93,7 @@ describe('axMCPOAuth', () => {
         return { code: 'c', state: 'not-the-state-sent' };
       },
     });
-    await expect(forged.challenge!(unauthorized(url))).rejects.toMatchObject({
+    await expect(Promise.resolve(forged.challenge!(unauthorized(url)))).rejects.toMatchObject({
       code: 'oauth_state_mismatch',
     });
     expect(sentScope).toBe('read');
