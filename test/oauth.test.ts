@@ -7,7 +7,10 @@
  * authorization server's redirects and an interaction endpoint consents automatically.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Provider } from 'oidc-provider';
@@ -20,6 +23,7 @@ import {
   AxMCPStreamableHTTPTransport,
   axMCPOAuth,
 } from '../src/index.js';
+import { AxMCPFileTokenStore } from '../src/node.js';
 import { type LoopbackServer, listenLoopback, readBody, tryParseJson } from './servers/node-http.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
@@ -307,7 +311,8 @@ describe('OAuth against oidc-provider', () => {
     expect(authorization.searchParams.get('scope')).toBe('mcp:read offline_access');
     expect(as.grants).toEqual(['authorization_code']);
 
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Inside the refresh window (at most half the 4 s lifetime), before the expiry.
+    await new Promise((resolve) => setTimeout(resolve, 2_300));
     expect(textOf(await mcpClient.callTool('read', {}))).toBe('read ok');
     expect(as.grants).toContain('refresh_token');
     expect(seen).toHaveLength(1);
@@ -365,6 +370,34 @@ describe('OAuth against oidc-provider', () => {
     expect(as.grants).toContain('refresh_token');
     listening.close();
   }, 30_000);
+
+  it('a later process reuses the file store: refresh, no second authorization', async () => {
+    const { as, mcp } = await setup(4);
+    const dir = await mkdtemp(join(tmpdir(), 'ax-mcp-oauth-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const path = join(dir, 'tokens.json');
+    const seen: URL[] = [];
+    const options = (): AxMCPOAuthOptions => ({
+      redirectUri: REDIRECT_URI,
+      onAuthCode: headlessBrowser(seen),
+      tokenStore: new AxMCPFileTokenStore(path),
+      refreshBeforeExpiryMs: 3_500,
+    });
+    const first = client(mcp.url('a'), options());
+    await first.callTool('read', {});
+    await first.close();
+    // A new strategy, store and client, as in the next run of a CLI: the stored token is used.
+    const second = client(mcp.url('a'), options());
+    expect(textOf(await second.callTool('read', {}))).toBe('read ok');
+    expect(as.grants).toEqual(['authorization_code']);
+    await second.close();
+    // And once it is about to expire, a third run refreshes it with the stored client.
+    await new Promise((resolve) => setTimeout(resolve, 2_300));
+    const third = client(mcp.url('a'), options());
+    expect(textOf(await third.callTool('read', {}))).toBe('read ok');
+    expect(seen).toHaveLength(1);
+    expect(as.grants).toEqual(['authorization_code', 'refresh_token']);
+  });
 
   it('keeps tokens of two endpoints apart in one store, each for its own resource', async () => {
     const { mcp } = await setup(3600, ['a', 'b']);

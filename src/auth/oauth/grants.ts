@@ -119,7 +119,8 @@ export function toStoredTokens(
     resource: ctx.resource,
   };
   if (typeof response.expires_in === 'number' && response.expires_in >= 0) {
-    tokens.expiresAt = Date.now() + response.expires_in * 1000;
+    tokens.obtainedAt = Date.now();
+    tokens.expiresAt = tokens.obtainedAt + response.expires_in * 1000;
   }
   const refresh = response.refresh_token ?? previous?.refreshToken;
   if (refresh !== undefined) tokens.refreshToken = refresh;

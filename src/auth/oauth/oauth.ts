@@ -98,7 +98,7 @@ export interface AxMCPOAuthOptions extends OAuthHTTPOptions {
   dpop?: boolean | 'auto';
   /** Where tokens and registrations are kept, keyed by endpoint (default: in memory, per strategy). */
   tokenStore?: AxMCPTokenStore;
-  /** Refresh this long before the access token expires (default 60 000 ms). */
+  /** Refresh this long before the access token expires (default 60 000 ms; at most half its lifetime). */
   refreshBeforeExpiryMs?: number;
   /** Authorization attempts for one scope set without a success in between (default 3). */
   maxAuthorizationAttempts?: number;
@@ -538,8 +538,12 @@ class OAuthStrategy {
     const tokens = state.record.tokens;
     if (tokens?.refreshToken === undefined) return false;
     try {
-      if (!state.server) await this.#discover(state, undefined, signal);
-      if (state.server!.metadata.issuer !== tokens.issuer) {
+      // Tokens from the store of an earlier process: ask their issuer directly (it was
+      // validated through the protected-resource metadata when they were issued).
+      state.server ??= await discoverAuthorizationServer(this.#http, tokens.issuer, signal).catch(() =>
+        discoverLegacyAuthorizationServer(this.#http, state.endpoint, state.protocolVersion, signal),
+      );
+      if (state.server.metadata.issuer !== tokens.issuer) {
         await this.#setTokens(state, undefined);
         return false;
       }
@@ -601,11 +605,13 @@ class OAuthStrategy {
     }
   }
 
+  /** Within the refresh window: `refreshBeforeExpiryMs`, but never more than half the token's lifetime. */
   #expiresSoon(tokens: AxMCPStoredTokens): boolean {
-    return (
-      tokens.expiresAt !== undefined &&
-      tokens.expiresAt - Date.now() <= (this.#options.refreshBeforeExpiryMs ?? 60_000)
-    );
+    if (tokens.expiresAt === undefined) return false;
+    let window = this.#options.refreshBeforeExpiryMs ?? 60_000;
+    if (tokens.obtainedAt !== undefined)
+      window = Math.min(window, (tokens.expiresAt - tokens.obtainedAt) / 2);
+    return tokens.expiresAt - Date.now() <= window;
   }
 
   #expired(tokens: AxMCPStoredTokens): boolean {

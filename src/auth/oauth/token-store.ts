@@ -11,6 +11,8 @@ export interface AxMCPStoredTokens {
   tokenType: 'Bearer' | 'DPoP';
   /** When the access token expires (ms since the epoch), if the server said. */
   expiresAt?: number;
+  /** When it was issued (ms since the epoch). */
+  obtainedAt?: number;
   refreshToken?: string;
   /** The scopes the server granted (its `scope`, else those requested). */
   scopes: string[];
@@ -108,6 +110,7 @@ export function parseOAuthRecord(value: unknown): AxMCPOAuthRecord | undefined {
       resource: tokens.resource,
     };
     if (typeof tokens.expiresAt === 'number') parsed.expiresAt = tokens.expiresAt;
+    if (typeof tokens.obtainedAt === 'number') parsed.obtainedAt = tokens.obtainedAt;
     if (typeof tokens.refreshToken === 'string') parsed.refreshToken = tokens.refreshToken;
     if (typeof tokens.dpopJkt === 'string') parsed.dpopJkt = tokens.dpopJkt;
     record.tokens = parsed;
