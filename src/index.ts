@@ -3,6 +3,7 @@
  * in Node, browsers, Deno, Bun and workers. Node-only pieces live in `ax-mcp/node`.
  */
 export * from './ai/index.js';
+export * from './apps/index.js';
 export * from './auth/index.js';
 export * from './client/index.js';
 export * from './events/index.js';

@@ -5,6 +5,7 @@
  */
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+import type { AxMCPEra } from '../protocol/versions.js';
 import type {
   AxMCPEventStream,
   AxMCPSendOptions,
@@ -43,8 +44,8 @@ export class AxMCPAppsExtensionTransport implements AxMCPTransport {
     return this.inner.sessionId;
   }
   /** The inner transport's era hint (a replay's), passed on to classification. */
-  get eraHint(): unknown {
-    return (this.inner as { eraHint?: unknown }).eraHint;
+  get eraHint(): AxMCPEra | undefined {
+    return this.inner.eraHint;
   }
 
   setHandlers(handlers: AxMCPTransportHandlers): void {

@@ -4,7 +4,10 @@ import {
   AxMCPEventSource,
   AxMCPStreamableHTTPTransport,
   AxPushEventSource,
+  ax,
   axMCPEventRoutes,
+  axOpenAICompatible,
+  eventInput,
   eventPath,
   eventRoute,
   eventRuntime,
@@ -61,15 +64,7 @@ export async function runDemo(out: (text: string) => void): Promise<number> {
     });
     const app = new AxPushEventSource({ id: 'app' });
 
-    const restock = eventTarget('restock-agent')
-      .invoke(async (_input, context) => {
-        woken.push(context.event.subject ?? '');
-        note(
-          style.magenta(`→ restock agent woke for ${context.event.subject} (trust ${context.ingress.trust})`),
-        );
-        return { checked: context.event.subject };
-      })
-      .build();
+    const restock = restockTarget(client, woken, note);
     const reindexOwner = eventTarget('reindex-owner')
       .waitFor('mcp.task', eventPath.data('taskKey'))
       .invoke(async (_input, context) => {
@@ -92,7 +87,7 @@ export async function runDemo(out: (text: string) => void): Promise<number> {
     const runtime = eventRuntime({
       sources: [source, app],
       allowVolatile: true,
-      onSourceError: (report: unknown) => note(style.red(`source error: ${describe(report)}`)),
+      onError: (error: unknown) => note(style.red(`source error: ${describe(error)}`)),
       routes: [
         ...axMCPEventRoutes({
           client,
@@ -111,7 +106,7 @@ export async function runDemo(out: (text: string) => void): Promise<number> {
           .build(),
         eventRoute('reindex-started').types('app.task.started').authenticated().wake(reindexOwner).build(),
       ],
-    } as Parameters<typeof eventRuntime>[0]);
+    });
     await runtime.start();
     note(`subscribed as ${style.green(source.id)}: ${source.subscriptions.join(', ')}`);
 
@@ -172,6 +167,49 @@ export async function runDemo(out: (text: string) => void): Promise<number> {
     await client.close();
     await server.close();
   }
+}
+
+/**
+ * The wake target for resource updates: an `ax()` program over the inventory tools when an
+ * OpenAI-compatible endpoint is configured (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+ * `OPENAI_MODEL`), otherwise a plain function — the demo needs no key and no network.
+ */
+function restockTarget(client: AxMCPClient, woken: string[], note: (text: string) => void) {
+  const apiKey = process.env.OPENAI_API_KEY;
+  if (!apiKey) {
+    return eventTarget('restock-agent')
+      .invoke(async (_input, context) => {
+        woken.push(context.event.subject ?? '');
+        note(
+          style.magenta(`→ restock agent woke for ${context.event.subject} (trust ${context.ingress.trust})`),
+        );
+        return { checked: context.event.subject };
+      })
+      .build();
+  }
+  const llm = axOpenAICompatible({
+    apiKey,
+    ...(process.env.OPENAI_BASE_URL ? { baseURL: process.env.OPENAI_BASE_URL } : {}),
+    model: process.env.OPENAI_MODEL ?? 'gpt-4.1-mini',
+  });
+  const advisor = ax('"Advises on restocking a warehouse" warehouseUri:string -> advice:string', {
+    mcp: client,
+    instructions: 'Read the warehouse document and check stock with the tools before advising.',
+  });
+  return eventTarget('restock-agent')
+    .program(advisor)
+    .ai(llm)
+    .input(eventInput().field('warehouseUri', eventPath.subject()))
+    .sink({
+      id: 'print',
+      write: (output, { run }) => {
+        woken.push(String(run.instanceKey));
+        note(
+          style.magenta(`→ restock agent (an ax program) advises: ${JSON.stringify(output).slice(0, 300)}`),
+        );
+      },
+    })
+    .build();
 }
 
 function withResolvers<T>() {

@@ -4,6 +4,7 @@ import { AxMCPError } from '../index.js';
 import { CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
 import { runDemo } from './demo.js';
 import { inspect } from './inspect.js';
+import { RECORD_HELP, recordCommand } from './record.js';
 import { watch, watchPolicy } from './watch.js';
 
 const HELP = `ax-mcp — a live Model Context Protocol client
@@ -14,6 +15,7 @@ Usage:
   ax-mcp watch <endpoint> [--subscribe all|<uri>...] [--select <glob>]
                                                stream events live; Ctrl-C stops
   ax-mcp demo                                  start the demo server and walk through it
+${RECORD_HELP}
 
 <endpoint> is an http(s) URL or stdio:<command> [args...].
 Common flags:
@@ -104,6 +106,8 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'record':
+      return recordCommand(rest, out);
     case 'demo':
       return runDemo(out);
     case undefined:

@@ -54,7 +54,7 @@ export async function watch(
   const runtime = eventRuntime({
     sources: [source],
     allowVolatile: true,
-    onSourceError: (report: unknown) => out(style.red(`! ${errorText(report)}`)),
+    onError: (error: unknown) => out(style.red(`! ${errorText(error)}`)),
     routes: [
       eventRoute('print')
         .types('mcp.*')
@@ -65,7 +65,7 @@ export async function watch(
         })
         .build(),
     ],
-  } as Parameters<typeof eventRuntime>[0]);
+  });
   await runtime.start();
   const catalog = await client.inspectCatalog();
   out(

@@ -135,6 +135,8 @@ export class AxMCPClient {
   readonly #wiredUris = new Set<string>();
   readonly #toolHeaders: ToolHeaderIndex;
   readonly #taskWakers = new TaskWakers();
+  /** What each list looked like when its last change was announced. */
+  readonly #announced = new Map<AxMCPListKind, string>();
   readonly #readCache = new Map<string, { result: AxMCPReadResourceResult; expiresAt: number }>();
   #wire: Wire | undefined;
   #identity: ServerIdentity | undefined;
@@ -714,6 +716,10 @@ export class AxMCPClient {
 
   #lifecycle(state: AxMCPLifecycleState, error?: unknown): void {
     this.#events.emit({ type: 'lifecycle', namespace: this.namespace, state, ...(error ? { error } : {}) });
+    // A change announced while the stream was down is lost (2026-07-28 listen streams keep no
+    // state; a legacy stream with no event id has nothing to resume from): look again.
+    if (state === 'reconnected')
+      this.#refreshAfterChange(['tools', 'prompts', 'resources', 'resourceTemplates']);
   }
 
   /** Receives typed client events; returns the function that unsubscribes. */
@@ -819,7 +825,9 @@ export class AxMCPClient {
 
   #legacyCapabilities(): AxMCPClientCapabilities {
     const capabilities = capabilitiesFor(this.#options);
-    if (this.#options.skills !== false) capabilities.extensions = { [SKILLS_EXTENSION]: {} };
+    const extensions: Record<string, unknown> = { ...this.#options.extensions };
+    if (this.#options.skills !== false) extensions[SKILLS_EXTENSION] = {};
+    if (Object.keys(extensions).length > 0) capabilities.extensions = extensions;
     return capabilities;
   }
 
@@ -1078,16 +1086,32 @@ export class AxMCPClient {
     }
   }
 
-  #refreshAfterChange(kinds: AxMCPListKind[]): void {
+  /**
+   * Refetches lists and announces `catalog_changed` for those that differ from what was last
+   * announced — so a change seen twice (a replayed `list_changed` and a reconnect's look) is
+   * announced once, and a `list_changed` that changed nothing announces nothing.
+   */
+  #refreshAfterChange(kinds: readonly AxMCPListKind[]): void {
     const offered = kinds.filter((kind) => this.#catalog.offers(kind));
+    for (const kind of offered) {
+      if (!this.#announced.has(kind)) this.#announced.set(kind, JSON.stringify(this.#catalog.items(kind)));
+    }
     Promise.all(offered.map((kind) => this.#catalog.refresh(kind))).then(
-      () =>
+      () => {
+        const changed = offered.filter((kind) => {
+          const now = JSON.stringify(this.#catalog.items(kind));
+          if (now === this.#announced.get(kind)) return false;
+          this.#announced.set(kind, now);
+          return true;
+        });
+        if (changed.length === 0) return;
         this.#events.emit({
           type: 'catalog_changed',
           namespace: this.namespace,
-          kinds: offered,
+          kinds: changed,
           revision: this.#catalog.revision,
-        }),
+        });
+      },
       (error) => this.#report(error),
     );
   }

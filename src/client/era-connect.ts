@@ -28,10 +28,6 @@ export type ConnectedWire = { wire: LegacyWire | ModernWire; identity: ServerIde
  * no probe, nothing remembered. `fallBackToLegacySSE`: switch to the 2024-11-05 HTTP+SSE
  * transport after Streamable HTTP was refused in both eras; resolves `true` if it switched.
  */
-interface ClassificationHooks {
-  readonly eraHint?: AxMCPEra;
-  fallBackToLegacySSE?(): boolean | Promise<boolean>;
-}
 
 /**
  * Chooses the era: pinned, remembered, or classified by probing with
@@ -46,7 +42,7 @@ export async function connectWithEra(options: EraConnectOptions): Promise<Connec
     await remember(store, key, connected);
     return connected;
   }
-  const hint = (transport as ClassificationHooks).eraHint;
+  const hint = transport.eraHint;
   if (hint === 'legacy' || hint === 'modern') return connectAs(options, hint, undefined);
   // The 2024-11-05 HTTP+SSE transport predates server/discover: it is legacy by construction.
   if (transport.kind === 'sse') return connectAs(options, 'legacy', undefined);
@@ -103,8 +99,8 @@ async function connectLegacyOrSSE(options: EraConnectOptions): Promise<Connected
     return { wire: legacy, identity: await legacy.connect(options.signal) };
   } catch (error) {
     const refused = error instanceof AxMCPHTTPStatusError && [400, 404, 405].includes(error.status);
-    const hooks = options.transport as ClassificationHooks;
-    if (!refused || options.signal?.aborted || !(await hooks.fallBackToLegacySSE?.())) throw error;
+    if (!refused || options.signal?.aborted || !(await options.transport.fallBackToLegacySSE?.()))
+      throw error;
     const sse = options.legacy();
     return { wire: sse, identity: await sse.connect(options.signal) };
   }

@@ -84,8 +84,12 @@ export class ListenStream {
    * honoured once the stream carrying it is acknowledged.
    */
   update(): Promise<ListenFilter> {
+    // A closed stream carries nothing: every interest is already off the wire.
+    if (this.closed) return Promise.resolve({});
     if (this.#changing) {
-      return this.#changing.then(() => this.update());
+      // Whatever the change under way ends in, this caller's filter is evaluated afresh after it.
+      const again = () => this.update();
+      return this.#changing.then(again, again);
     }
     const wanted = this.#deps.filter();
     const current = this.#current;
@@ -172,7 +176,8 @@ export class ListenStream {
     const controller = new AbortController();
     const life = this.#life.signal;
     const onLifeEnd = () => controller.abort();
-    life.addEventListener('abort', onLifeEnd, { once: true });
+    if (life.aborted) controller.abort();
+    else life.addEventListener('abort', onLifeEnd, { once: true });
     let ack!: (honoured: ListenFilter) => void;
     let fail!: (error: unknown) => void;
     const acked = new Promise<ListenFilter>((resolve, reject) => {

@@ -59,6 +59,11 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   probeTimeoutMs?: number;
   /** Rounds of `input_required` answered per request (default 5). */
   maxInputRounds?: number;
+  /**
+   * Extensions to declare in the client capabilities, by identifier (for example
+   * `{ 'io.modelcontextprotocol/ui': {} }` for MCP Apps), besides the built-in ones.
+   */
+  extensions?: Record<string, Record<string, unknown>>;
   /** Declare the Skills extension (SEP-2640; default true): `listSkills`, `loadSkill`. */
   skills?: boolean;
   /** Declare the 2026-07-28 Tasks extension (default true). */

@@ -56,6 +56,8 @@ export class AxMCPEventSource implements AxEventSource {
   #queue: Promise<void> = Promise.resolve();
   readonly #watched = new Map<string, AbortController>();
   #closed = false;
+  /** Tells this source's events apart from an earlier instance's (revisions restart per client). */
+  readonly #origin = crypto.randomUUID();
 
   constructor(options: AxMCPEventSourceOptions) {
     this.client = options.client;
@@ -80,9 +82,10 @@ export class AxMCPEventSource implements AxEventSource {
         { namespace: this.client.namespace },
       );
     }
-    await this.reconcile();
+    // Listen first: what the server sends while accepting the subscriptions is not missed.
     this.#listening = this.client.startListening({ onError: (error) => publisher.reportError(error) });
     await this.#listening.ready;
+    await this.reconcile();
   }
 
   /**
@@ -114,23 +117,40 @@ export class AxMCPEventSource implements AxEventSource {
       this.#publisher?.reportError(error);
       return;
     }
+    // Concurrent changes: the client serializes per URI and merges listen-filter changes. When
+    // a merged change fails, the failed URIs are tried once more one by one, so one refused URI
+    // does not take the others down with it.
     const failures: unknown[] = [];
-    for (const uri of [...this.#owned].filter((owned) => !wanted.includes(owned))) {
-      try {
-        await this.client.releaseResourceSubscription(uri, this.id);
-        this.#owned.delete(uri);
-      } catch (error) {
-        failures.push(error);
+    const apply = async (
+      uris: string[],
+      change: (uri: string) => Promise<void>,
+      onDone: (uri: string) => void,
+    ) => {
+      const first = await Promise.allSettled(uris.map((uri) => change(uri)));
+      const failed = uris.filter((_, index) => first[index]?.status === 'rejected');
+      uris.filter((_, index) => first[index]?.status === 'fulfilled').forEach(onDone);
+      if (failed.length === 1)
+        failures.push((first[uris.indexOf(failed[0] as string)] as PromiseRejectedResult).reason);
+      if (failed.length < 2) return;
+      for (const uri of failed) {
+        try {
+          await change(uri);
+          onDone(uri);
+        } catch (error) {
+          failures.push(error);
+        }
       }
-    }
-    for (const uri of wanted.filter((candidate) => !this.#owned.has(candidate))) {
-      try {
-        await this.client.acquireResourceSubscription(uri, this.id);
-        this.#owned.add(uri);
-      } catch (error) {
-        failures.push(error);
-      }
-    }
+    };
+    await apply(
+      [...this.#owned].filter((owned) => !wanted.includes(owned)),
+      (uri) => this.client.releaseResourceSubscription(uri, this.id),
+      (uri) => this.#owned.delete(uri),
+    );
+    await apply(
+      wanted.filter((candidate) => !this.#owned.has(candidate)),
+      (uri) => this.client.acquireResourceSubscription(uri, this.id),
+      (uri) => this.#owned.add(uri),
+    );
     if (failures.length > 0) {
       this.#publisher?.reportError(
         new AggregateError(
@@ -149,10 +169,21 @@ export class AxMCPEventSource implements AxEventSource {
     this.#listening?.close();
     for (const controller of this.#watched.values()) controller.abort();
     await this.#queue;
-    await Promise.allSettled(
-      [...this.#owned].map((uri) => this.client.releaseResourceSubscription(uri, this.id)),
+    const owned = [...this.#owned];
+    const outcomes = await Promise.allSettled(
+      owned.map((uri) => this.client.releaseResourceSubscription(uri, this.id)),
     );
-    this.#owned.clear();
+    const failures: unknown[] = [];
+    outcomes.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') this.#owned.delete(owned[index] as string);
+      else failures.push(outcome.reason);
+    });
+    // What could not be released stays owned (and listed), so it is visible instead of leaking silently.
+    if (failures.length > 0) {
+      this.#publisher?.reportError(
+        new AggregateError(failures, `${failures.length} subscription(s) not released on close`),
+      );
+    }
     this.#publisher = undefined;
   }
 
@@ -173,6 +204,7 @@ export class AxMCPEventSource implements AxEventSource {
     const resolved = this.#options.resolveIdentity?.(event);
     const identity = resolved?.identity ?? this.#options.identity;
     const attribution = {
+      origin: this.#origin,
       trust: resolved?.trust ?? this.#options.trust ?? 'untrusted',
       ...(identity ? { identity } : {}),
       ...(this.client.transport.sessionId ? { sessionId: this.client.transport.sessionId } : {}),

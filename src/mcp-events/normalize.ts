@@ -30,6 +30,8 @@ export function mcpTaskKey(namespace: string, taskId: string): string {
 }
 
 export interface Attribution {
+  /** A random id of the publishing source instance, for ids that restart per client. */
+  origin: string;
   identity?: AxEventIdentity;
   trust: AxEventTrust;
   /** Identifies the wire conversation, so SSE event ids become unique event ids. */
@@ -67,7 +69,7 @@ export function toIngress(event: AxMCPClientEvent, attribution: Attribution): Ax
       return ingress;
     }
     case 'catalog_changed':
-      return base(MCP_EVENT_TYPES.catalogChanged, `catalog:${event.revision}`, {
+      return base(MCP_EVENT_TYPES.catalogChanged, `catalog:${attribution.origin}:${event.revision}`, {
         subject: 'catalog',
         data: { namespace: event.namespace, kinds: event.kinds, revision: event.revision },
       });

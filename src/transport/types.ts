@@ -1,5 +1,6 @@
 import type { AxMCPError } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+import type { AxMCPEra } from '../protocol/versions.js';
 
 /** Where a server-initiated message came from, for attribution and dedupe. */
 export interface AxMCPMessageContext {
@@ -111,6 +112,18 @@ export interface AxMCPTransport {
    * `lastEventId` when given. Resolves `null` when the server offers none (405).
    */
   openEventStream?(options: { signal: AbortSignal; lastEventId?: string }): Promise<AxMCPEventStream | null>;
+
+  /**
+   * The era this binding fixes (a replay of a recording, or a transport that predates
+   * `server/discover`); classification then sends no probe.
+   */
+  readonly eraHint?: AxMCPEra;
+
+  /**
+   * Called when an HTTP endpoint refused both Streamable HTTP eras (400/404/405): switch to
+   * the 2024-11-05 HTTP+SSE transport if allowed. True when the switch happened.
+   */
+  fallBackToLegacySSE?(): boolean | Promise<boolean>;
 
   /** Releases every socket, stream, timer and process. Idempotent. */
   close(): Promise<void>;
