@@ -3,6 +3,7 @@
  * fetch, durable stores.
  */
 
+export { AxMCPNodeHTTPTransport, type AxMCPNodeHTTPTransportOptions } from './node/fast-transport.js';
 export { AxMCPFileEraStore } from './node/file-era-store.js';
 export { type AxMCPNodeFetch, type AxMCPNodeFetchOptions, createNodeFetch } from './node/node-fetch.js';
 export {

@@ -1,0 +1,158 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, LookupFunction } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startLegacyV2Server } from '../../test/servers/legacy-v2.js';
+import { startModernServer } from '../../test/servers/modern.js';
+import { AxMCPClient } from '../client/client.js';
+import { AxMCPMemoryEraStore } from '../client/era-store.js';
+import { AxMCPSSRFError } from '../protocol/errors.js';
+import { AxMCPNodeHTTPTransport } from './fast-transport.js';
+
+const LOOPBACK = { allowLoopback: true } as const;
+const cleanups: (() => unknown)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function client(url: string, era: 'legacy' | 'modern'): AxMCPClient {
+  const c = new AxMCPClient(new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK }), {
+    namespace: 'fast',
+    era,
+    eraStore: new AxMCPMemoryEraStore(),
+  });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    req.on('end', () => handler(req, res, body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+const until = async (check: () => boolean, what: string) => {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+describe('AxMCPNodeHTTPTransport against the official v2 server SDK', () => {
+  it('speaks 2026-07-28: calls, the catalog and a listen stream', async () => {
+    const peer = await startModernServer();
+    cleanups.push(() => peer.close());
+    const c = client(peer.url, 'modern');
+    const result = await c.callTool('echo', { message: 'hi' });
+    expect(result.content).toEqual([{ type: 'text', text: 'hi' }]);
+    const catalog = await c.inspectCatalog();
+    expect(catalog.era).toBe('modern');
+    expect(catalog.tools.map((t) => t.name)).toContain('echo');
+    const updates: string[] = [];
+    c.subscribeEvents((event) => {
+      if (event.type === 'resource_updated') updates.push(event.uri);
+    });
+    await c.subscribeResource('res://modern/hello');
+    for (let i = 0; i < 3; i++) peer.notify.resourceUpdated('res://modern/hello');
+    await until(() => updates.length === 3, 'three updates');
+    expect(updates).toEqual(['res://modern/hello', 'res://modern/hello', 'res://modern/hello']);
+  });
+
+  it('speaks 2025-11-25: SSE answers, pages, the GET stream, and a lost session', async () => {
+    const server = await startLegacyV2Server({ toolCount: 120, pageSize: 50 });
+    cleanups.push(() => server.close());
+    const c = client(server.url, 'legacy');
+    expect((await c.callTool('echo', { message: 'sse' })).content).toEqual([{ type: 'text', text: 'sse' }]);
+    expect((await c.inspectCatalog()).tools.filter((t) => t.name.startsWith('bulk_'))).toHaveLength(120);
+    const updates: string[] = [];
+    c.subscribeEvents((event) => {
+      if (event.type === 'resource_updated') updates.push(event.uri);
+    });
+    await c.subscribeResource('res://text/hello');
+    await until(() => server.stats.getStreams.size > 0, 'the GET stream');
+    await server.emitResourceUpdated('res://text/hello');
+    await until(() => updates.length === 1, 'an update');
+    await server.restart();
+    await c.ping();
+    expect((await c.callTool('echo', { message: 'again' })).content).toEqual([
+      { type: 'text', text: 'again' },
+    ]);
+  });
+});
+
+describe('AxMCPNodeHTTPTransport on its own', () => {
+  it('returns an in-band JSON-RPC error of a 4xx as the answer', async () => {
+    const url = await serve((_req, res, body) => {
+      const { id } = JSON.parse(body) as { id: number };
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: 'bad params' } }));
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK });
+    cleanups.push(() => transport.close());
+    const answer = await transport.request({ jsonrpc: '2.0', id: 7, method: 'tools/call' });
+    expect(answer).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'bad params' } });
+  });
+
+  it('refuses a name that resolves to loopback unless loopback is allowed', async () => {
+    const url = await serve((_req, res) => res.end('{}'));
+    const port = new URL(url).port;
+    const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
+      options.all
+        ? callback(null, [{ address: '127.0.0.1', family: 4 }])
+        : callback(null, '127.0.0.1', 4)) as unknown as LookupFunction;
+    const transport = new AxMCPNodeHTTPTransport(`http://looks-public.example:${port}/mcp`, {
+      ssrfProtection: { allowHTTP: true },
+      lookup,
+      retry: false,
+    });
+    cleanups.push(() => transport.close());
+    const failure = await transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' }).catch((e) => e);
+    expect(failure).toBeInstanceOf(AxMCPSSRFError);
+  });
+
+  it('aborts a request in flight with the signal, and refuses requests after close()', async () => {
+    const url = await serve(() => {
+      // Never answers.
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK });
+    const controller = new AbortController();
+    const pending = transport.request(
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(new Error('stop')), 20);
+    await expect(pending).rejects.toThrow('stop');
+    await transport.close();
+    await expect(transport.request({ jsonrpc: '2.0', id: 2, method: 'ping' })).rejects.toMatchObject({
+      code: 'closed',
+    });
+  });
+
+  it('caps a JSON answer at maxResponseBytes', async () => {
+    const url = await serve((_req, res, body) => {
+      const { id } = JSON.parse(body) as { id: number };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { big: 'x'.repeat(4096) } }));
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, maxResponseBytes: 1024 });
+    cleanups.push(() => transport.close());
+    await expect(transport.request({ jsonrpc: '2.0', id: 3, method: 'ping' })).rejects.toMatchObject({
+      code: 'message_too_large',
+    });
+  });
+});

@@ -1,0 +1,571 @@
+/**
+ * The Streamable HTTP transport on Node's own HTTP client: the same transport, with the same
+ * protocol handling, authentication, retries, resumption and SSRF policy, but each message
+ * travels over `node:http` (keep-alive agents, DNS-checked addresses) and comes back as a
+ * lean response object instead of a web `Response` with a `ReadableStream` body. On a
+ * loopback `tools/call` that machinery costs more client CPU than the MCP work itself.
+ */
+import * as dns from 'node:dns';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import {
+  type AxMCPSSRFPolicy,
+  type AxMCPSSRFProtection,
+  assertAddressAllowed,
+  checkURL,
+  redactURL,
+  resolveSSRFPolicy,
+} from '../net/ssrf.js';
+import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
+import {
+  AxMCPStreamableHTTPTransport,
+  type AxMCPStreamableHTTPTransportOptions,
+} from '../transport/http/streamable-http.js';
+import { type AxMCPNodeFetch, createNodeFetch } from './node-fetch.js';
+
+/** Options of {@link AxMCPNodeHTTPTransport}. */
+export interface AxMCPNodeHTTPTransportOptions extends Omit<AxMCPStreamableHTTPTransportOptions, 'fetch'> {
+  /** Keep connections open for reuse (default `true`). */
+  keepAlive?: boolean;
+  /** Most sockets per origin (default: unlimited). */
+  maxSockets?: number;
+  /** The DNS lookup to guard (default `dns.lookup`). */
+  lookup?: LookupFunction;
+}
+
+/**
+ * {@link AxMCPStreamableHTTPTransport} for Node: the fast path. Every resolved address is
+ * checked against the SSRF policy before a socket connects (DNS-rebinding protection);
+ * OAuth traffic, when `oauth` is set, goes through {@link createNodeFetch}.
+ *
+ * @example
+ * ```ts
+ * import { AxMCPClient } from 'ax-mcp';
+ * import { AxMCPNodeHTTPTransport } from 'ax-mcp/node';
+ * const client = new AxMCPClient(new AxMCPNodeHTTPTransport('https://mcp.example.com/mcp'), {
+ *   namespace: 'example',
+ * });
+ * ```
+ */
+export class AxMCPNodeHTTPTransport extends AxMCPStreamableHTTPTransport {
+  readonly #exchange: NodeExchange;
+  readonly #oauthFetch: AxMCPNodeFetch | undefined;
+
+  constructor(url: string | URL, options: AxMCPNodeHTTPTransportOptions = {}) {
+    const { keepAlive, maxSockets, lookup, ...transportOptions } = options;
+    const nodeOptions = {
+      ssrfProtection: options.ssrfProtection ?? true,
+      ...(keepAlive === undefined ? {} : { keepAlive }),
+      ...(maxSockets === undefined ? {} : { maxSockets }),
+      ...(lookup === undefined ? {} : { lookup }),
+    };
+    const exchange = createNodeExchange(nodeOptions);
+    // OAuth parses real `Response`s: it gets a (DNS-checked) fetch of its own.
+    const oauthFetch =
+      options.oauth && options.oauth.fetch === undefined ? createNodeFetch(nodeOptions) : undefined;
+    super(url, {
+      ...transportOptions,
+      ...(oauthFetch ? { oauth: { ...options.oauth, fetch: oauthFetch } } : {}),
+      fetch: exchange.fetch as unknown as typeof fetch,
+    });
+    this.#exchange = exchange;
+    this.#oauthFetch = oauthFetch;
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.#exchange.close();
+      this.#oauthFetch?.close();
+    }
+  }
+}
+
+interface NodeExchange {
+  /** Fetch-shaped, answering with {@link NodeResponse}: only for this transport's own use. */
+  fetch(input: string | URL, init?: RequestInit): Promise<NodeResponse>;
+  close(): void;
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+/** Bytes buffered ahead of the reader before the socket is paused. */
+const HIGH_WATER_MARK = 64 * 1024;
+
+interface AgentPair {
+  http: http.Agent | undefined;
+  https: https.Agent | undefined;
+  readonly options: http.AgentOptions;
+}
+
+/**
+ * Agents shared by every transport with the same settings, as `fetch` shares one pool per
+ * process: an idle client then holds no agent of its own. Idle pooled sockets are unref'd by
+ * Node, so a shared pool never keeps the process alive. A custom `lookup` gets private agents.
+ */
+const sharedAgents = new Map<string, AgentPair>();
+
+function agentsFor(
+  options: { keepAlive?: boolean; maxSockets?: number; lookup?: LookupFunction },
+  policy: AxMCPSSRFPolicy,
+): { pair: AgentPair; shared: boolean } {
+  const agentOptions: http.AgentOptions = { keepAlive: options.keepAlive ?? true, scheduling: 'lifo' };
+  if (options.maxSockets !== undefined) agentOptions.maxSockets = options.maxSockets;
+  const lookup = policy.enabled
+    ? guardLookup(options.lookup ?? (dns.lookup as LookupFunction), policy)
+    : options.lookup;
+  // `lookup` is a connection option; agents pass their options through to net.connect.
+  if (lookup !== undefined) (agentOptions as http.AgentOptions & { lookup: LookupFunction }).lookup = lookup;
+  if (options.lookup !== undefined)
+    return { pair: { http: undefined, https: undefined, options: agentOptions }, shared: false };
+  const key = JSON.stringify([
+    agentOptions.keepAlive,
+    agentOptions.maxSockets ?? null,
+    policy.enabled,
+    policy.allowHTTP,
+    policy.allowLoopback,
+    policy.allowPrivateNetwork,
+    policy.allowedHosts,
+  ]);
+  let pair = sharedAgents.get(key);
+  if (!pair) {
+    pair = { http: undefined, https: undefined, options: agentOptions };
+    sharedAgents.set(key, pair);
+  }
+  return { pair, shared: true };
+}
+
+function createNodeExchange(options: {
+  ssrfProtection: AxMCPSSRFProtection;
+  keepAlive?: boolean;
+  maxSockets?: number;
+  lookup?: LookupFunction;
+}): NodeExchange {
+  const policy = resolveSSRFPolicy(options.ssrfProtection);
+  const { pair, shared } = agentsFor(options, policy);
+  const inflight = new Set<http.ClientRequest>();
+  let closed = false;
+
+  return {
+    fetch(input, init = {}) {
+      if (closed) return Promise.reject(new AxMCPTransportError('closed', 'The transport was closed'));
+      const url = input instanceof URL ? input : new URL(input);
+      // The guarded fetch in front of this one checked the URL with `validateURL`; the
+      // synchronous rules are checked again here, the addresses by the agents' lookup.
+      checkURL(url, policy);
+      const signal = init.signal ?? undefined;
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      const method = (init.method ?? 'GET').toUpperCase();
+      const headers = outgoingHeaders(init.headers);
+      const body = init.body ?? undefined;
+      if (body !== undefined && typeof body !== 'string') {
+        return Promise.reject(new AxMCPError('unsupported', 'This transport sends string bodies only'));
+      }
+      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+      const isHTTPS = url.protocol === 'https:';
+      const agent = isHTTPS
+        ? (pair.https ??= new https.Agent(pair.options))
+        : (pair.http ??= new http.Agent(pair.options));
+      const request: http.RequestOptions = {
+        protocol: url.protocol,
+        hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+        path: `${url.pathname}${url.search}`,
+        method,
+        headers,
+        agent,
+      };
+      if (url.port !== '') request.port = url.port;
+      return exchange(isHTTPS ? https.request : http.request, request, body, url, signal, inflight);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      const reason = new AxMCPTransportError('closed', 'The transport was closed');
+      for (const req of inflight) req.destroy(reason);
+      inflight.clear();
+      if (!shared) {
+        pair.http?.destroy();
+        pair.https?.destroy();
+      }
+    },
+  };
+}
+
+function exchange(
+  request: typeof http.request,
+  options: http.RequestOptions,
+  body: string | undefined,
+  url: URL,
+  signal: AbortSignal | undefined,
+  inflight: Set<http.ClientRequest>,
+): Promise<NodeResponse> {
+  return new Promise<NodeResponse>((resolve, reject) => {
+    const req = request(options);
+    inflight.add(req);
+    let settled = false;
+    let responseBody: NodeBody | undefined;
+    const detach = () => {
+      inflight.delete(req);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      const reason = signal?.reason;
+      if (responseBody) responseBody.fail(reason);
+      else if (!settled) {
+        settled = true;
+        reject(reason);
+      }
+      detach();
+      req.destroy();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      detach();
+      reject(requestError(error, url));
+    });
+    req.on('response', (res) => {
+      if (settled) {
+        res.destroy();
+        return;
+      }
+      settled = true;
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 599) {
+        res.destroy();
+        detach();
+        reject(
+          new AxMCPTransportError('transport_error', `Unexpected HTTP status ${status}`, {
+            endpoint: redactURL(url),
+          }),
+        );
+        return;
+      }
+      if (options.method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
+        res.resume();
+        detach();
+      } else {
+        responseBody = new NodeBody(res, url, detach);
+      }
+      resolve(new NodeResponse(res, status, url.href, responseBody ?? null));
+    });
+    req.end(body);
+  });
+}
+
+/**
+ * The parts of a web `Response` the transport, the guarded fetch and the body readers use:
+ * status, headers, a body with `getReader()`, and the whole-body readers.
+ */
+class NodeResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly url: string;
+  readonly type = 'basic';
+  readonly redirected = false;
+  readonly headers: NodeHeaders;
+  readonly body: NodeBody | null;
+
+  constructor(res: http.IncomingMessage, status: number, url: string, body: NodeBody | null) {
+    this.status = status;
+    this.statusText = res.statusMessage ?? '';
+    this.ok = status >= 200 && status < 300;
+    this.url = url;
+    this.headers = new NodeHeaders(res.headers);
+    this.body = body;
+  }
+
+  get bodyUsed(): boolean {
+    return this.body?.locked ?? false;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.bytes();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  async bytes(): Promise<Uint8Array> {
+    if (this.body === null) return new Uint8Array(0);
+    const reader = this.body.getReader();
+    const chunks: Uint8Array[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async text(): Promise<string> {
+    return Buffer.from(await this.bytes()).toString('utf8');
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+}
+
+/** Read-only response headers over Node's parsed (lower-case) header object. */
+class NodeHeaders {
+  readonly #raw: http.IncomingHttpHeaders;
+
+  constructor(raw: http.IncomingHttpHeaders) {
+    this.#raw = raw;
+  }
+
+  get(name: string): string | null {
+    const value = this.#raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  has(name: string): boolean {
+    return this.#raw[name.toLowerCase()] !== undefined;
+  }
+
+  forEach(callback: (value: string, name: string, headers: NodeHeaders) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name, this);
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of Object.keys(this.#raw).sort()) {
+      const value = this.get(name);
+      if (value !== null) yield [name, value];
+    }
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const [name] of this.entries()) yield name;
+  }
+
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+interface Waiter {
+  resolve(result: ReadableStreamReadResult<Uint8Array>): void;
+  reject(reason: unknown): void;
+}
+
+/**
+ * A response body read as fast as it is consumed: chunks queue up to a high-water mark,
+ * then the socket pauses. `getReader()` gives the reader shape `ReadableStream` readers
+ * have (`read`, `cancel`, `releaseLock`), without the web-streams machinery.
+ */
+class NodeBody {
+  readonly #res: http.IncomingMessage;
+  readonly #url: URL;
+  readonly #onFinish: () => void;
+  readonly #queue: Uint8Array[] = [];
+  #head = 0;
+  #queuedBytes = 0;
+  #ended = false;
+  #error: unknown;
+  #failed = false;
+  #finished = false;
+  #waiter: Waiter | undefined;
+  #locked = false;
+
+  constructor(res: http.IncomingMessage, url: URL, onFinish: () => void) {
+    this.#res = res;
+    this.#url = url;
+    this.#onFinish = onFinish;
+    res.on('data', (chunk: Buffer) => this.#push(chunk));
+    res.on('end', () => {
+      this.#ended = true;
+      this.#finish();
+      this.#wake();
+    });
+    res.on('error', (error) =>
+      this.fail(
+        error instanceof AxMCPError
+          ? error
+          : new AxMCPTransportError('stream_ended', 'The response body broke off', {
+              endpoint: redactURL(url),
+              cause: error,
+            }),
+      ),
+    );
+    res.on('close', () => {
+      if (!res.complete) {
+        this.fail(
+          new AxMCPTransportError('stream_ended', 'The connection closed before the response body ended', {
+            endpoint: redactURL(this.#url),
+          }),
+        );
+      }
+    });
+  }
+
+  get locked(): boolean {
+    return this.#locked;
+  }
+
+  getReader() {
+    if (this.#locked) throw new TypeError('The body is locked to a reader');
+    this.#locked = true;
+    return {
+      read: () => this.#read(),
+      cancel: (reason?: unknown) => this.cancel(reason),
+      releaseLock: () => {
+        this.#locked = false;
+      },
+    };
+  }
+
+  /** Stops reading: the connection is dropped unless the body had already ended. */
+  async cancel(_reason?: unknown): Promise<void> {
+    this.#queue.length = 0;
+    this.#head = 0;
+    this.#queuedBytes = 0;
+    if (!this.#ended && !this.#failed) {
+      this.#ended = true;
+      this.#res.destroy();
+    }
+    this.#finish();
+    this.#wake();
+  }
+
+  /** Ends the body with an error (an abort, a broken connection). */
+  fail(reason: unknown): void {
+    if (this.#ended || this.#failed) return;
+    this.#failed = true;
+    this.#error = reason;
+    this.#res.destroy();
+    this.#finish();
+    this.#wake();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
+    const reader = this.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  #push(chunk: Buffer): void {
+    if (this.#ended || this.#failed) return;
+    this.#queue.push(chunk);
+    this.#queuedBytes += chunk.byteLength;
+    if (this.#queuedBytes >= HIGH_WATER_MARK) this.#res.pause();
+    this.#wake();
+  }
+
+  #read(): Promise<ReadableStreamReadResult<Uint8Array>> {
+    const next = this.#take();
+    if (next !== undefined) return Promise.resolve({ done: false, value: next });
+    if (this.#failed) return Promise.reject(this.#error);
+    if (this.#ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve, reject) => {
+      this.#waiter = { resolve, reject };
+    });
+  }
+
+  #take(): Uint8Array | undefined {
+    if (this.#head >= this.#queue.length) return undefined;
+    const chunk = this.#queue[this.#head++] as Uint8Array;
+    if (this.#head > 64 && this.#head * 2 > this.#queue.length) {
+      this.#queue.splice(0, this.#head);
+      this.#head = 0;
+    }
+    this.#queuedBytes -= chunk.byteLength;
+    if (this.#queuedBytes < HIGH_WATER_MARK && this.#res.isPaused() && !this.#ended) this.#res.resume();
+    return chunk;
+  }
+
+  #wake(): void {
+    const waiter = this.#waiter;
+    if (waiter === undefined) return;
+    const next = this.#take();
+    if (next !== undefined) {
+      this.#waiter = undefined;
+      waiter.resolve({ done: false, value: next });
+    } else if (this.#failed) {
+      this.#waiter = undefined;
+      waiter.reject(this.#error);
+    } else if (this.#ended) {
+      this.#waiter = undefined;
+      waiter.resolve({ done: true, value: undefined });
+    }
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#onFinish();
+  }
+}
+
+/** Fetch `HeadersInit` to a null-prototype object with lower-case names. */
+function outgoingHeaders(init: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (init === undefined) return out;
+  if (init instanceof Headers) {
+    init.forEach((value, name) => {
+      out[name] = value;
+    });
+    return out;
+  }
+  const pairs = Array.isArray(init) ? init : Object.entries(init);
+  for (const [name, value] of pairs) {
+    const key = String(name).toLowerCase();
+    const previous = out[key];
+    out[key] = previous === undefined ? String(value) : `${previous}, ${String(value)}`;
+  }
+  return out;
+}
+
+/** Wraps a lookup so that every address it returns passes {@link assertAddressAllowed}. */
+function guardLookup(base: LookupFunction, policy: AxMCPSSRFPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    base(hostname, options, (error, address, family) => {
+      if (error) {
+        callback(error, address, family);
+        return;
+      }
+      try {
+        if (typeof address === 'string') {
+          assertAddressAllowed(address, hostname, policy);
+          const resolvedFamily = family ?? (address.includes(':') ? 6 : 4);
+          if (options.all) callback(null, [{ address, family: resolvedFamily }]);
+          else callback(null, address, resolvedFamily);
+          return;
+        }
+        for (const entry of address) assertAddressAllowed(entry.address, hostname, policy);
+        if (options.all) {
+          callback(null, address);
+          return;
+        }
+        const first = address[0];
+        if (first === undefined) callback(null, address);
+        else callback(null, first.address, first.family);
+      } catch (refusal) {
+        callback(refusal as NodeJS.ErrnoException, options.all ? [] : '');
+      }
+    });
+  };
+}
+
+function requestError(error: unknown, url: URL): AxMCPError {
+  if (error instanceof AxMCPError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new AxMCPTransportError(
+    'transport_error',
+    `Request to ${redactURL(url)} failed${typeof code === 'string' ? ` (${code})` : ''}`,
+    { endpoint: redactURL(url), cause: error },
+  );
+}
