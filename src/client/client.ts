@@ -1,4 +1,4 @@
-import { linkAbort } from '../protocol/abort.js';
+import { delay, linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
   AxMCPError,
@@ -33,7 +33,13 @@ import {
 import type { AxMCPEra } from '../protocol/versions.js';
 import type { AxMCPMessageContext, AxMCPTransport } from '../transport/types.js';
 import { CallSlots } from './call-slots.js';
-import { type AxMCPCatalogSnapshot, type AxMCPListKind, Catalog, LIST_METHODS } from './catalog.js';
+import {
+  type AxMCPCatalogSnapshot,
+  type AxMCPListKind,
+  Catalog,
+  LIST_KINDS,
+  LIST_METHODS,
+} from './catalog.js';
 import { connectWithEra } from './era-connect.js';
 import { defaultEraStore } from './era-store.js';
 import {
@@ -76,6 +82,9 @@ import type { ServerIdentity, Wire } from './wire.js';
 
 /** The library's own identity, sent as `clientInfo` unless the caller gives one. */
 export const AX_MCP_CLIENT_INFO: AxMCPImplementation = { name: 'ax-mcp', version: '0.1.0' };
+
+/** How long after a reconnect the client looks at the lists again. */
+const RECONNECT_LOOK_DELAY_MS = 500;
 
 /** The owner name `subscribeResource` and `unsubscribeResource` use. */
 export const MANUAL_OWNER = 'manual';
@@ -139,6 +148,7 @@ export class AxMCPClient {
   readonly #announced = new Map<AxMCPListKind, string>();
   readonly #readCache = new Map<string, { result: AxMCPReadResourceResult; expiresAt: number }>();
   #wire: Wire | undefined;
+  #modernCapabilitiesOnce: AxMCPClientCapabilities | undefined;
   #identity: ServerIdentity | undefined;
   #ready: Promise<void> | undefined;
   /** Aborted by `close()`: ends task waits and listening handles. */
@@ -718,8 +728,13 @@ export class AxMCPClient {
     this.#events.emit({ type: 'lifecycle', namespace: this.namespace, state, ...(error ? { error } : {}) });
     // A change announced while the stream was down is lost (2026-07-28 listen streams keep no
     // state; a legacy stream with no event id has nothing to resume from): look again.
-    if (state === 'reconnected')
-      this.#refreshAfterChange(['tools', 'prompts', 'resources', 'resourceTemplates']);
+    if (state === 'reconnected') {
+      // A moment later, so what the server replays on reconnect (Last-Event-ID) is counted first.
+      delay(RECONNECT_LOOK_DELAY_MS, this.#lifetime.signal).then(
+        () => this.#refreshAfterChange(LIST_KINDS, { onlyIfChanged: true }),
+        () => {},
+      );
+    }
   }
 
   /** Receives typed client events; returns the function that unsubscribes. */
@@ -815,11 +830,14 @@ export class AxMCPClient {
     };
   }
 
+  /** Sent with every 2026-07-28 request: built once (the options never change), frozen. */
   #modernCapabilities(): AxMCPClientCapabilities {
+    if (this.#modernCapabilitiesOnce) return this.#modernCapabilitiesOnce;
     const capabilities = this.#legacyCapabilities();
     if (this.#options.tasksExtension !== false) {
       capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
     }
+    this.#modernCapabilitiesOnce = deepFreeze(capabilities);
     return capabilities;
   }
 
@@ -1091,7 +1109,7 @@ export class AxMCPClient {
    * announced — so a change seen twice (a replayed `list_changed` and a reconnect's look) is
    * announced once, and a `list_changed` that changed nothing announces nothing.
    */
-  #refreshAfterChange(kinds: readonly AxMCPListKind[]): void {
+  #refreshAfterChange(kinds: readonly AxMCPListKind[], options: { onlyIfChanged?: boolean } = {}): void {
     const offered = kinds.filter((kind) => this.#catalog.offers(kind));
     for (const kind of offered) {
       if (!this.#announced.has(kind)) this.#announced.set(kind, JSON.stringify(this.#catalog.items(kind)));
@@ -1100,9 +1118,10 @@ export class AxMCPClient {
       () => {
         const changed = offered.filter((kind) => {
           const now = JSON.stringify(this.#catalog.items(kind));
-          if (now === this.#announced.get(kind)) return false;
+          const differs = now !== this.#announced.get(kind);
           this.#announced.set(kind, now);
-          return true;
+          // The server's own list_changed is always announced; a look of ours only when it found a change.
+          return differs || !options.onlyIfChanged;
         });
         if (changed.length === 0) return;
         this.#events.emit({
@@ -1157,6 +1176,14 @@ export interface AxMCPToolCallOptions extends AxMCPCallOptions {
   onStatus?: (task: AxMCPTask) => void;
   /** Task polling interval when the server suggests none (default 1 000 ms). */
   pollIntervalMs?: number;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 function callOptions(options: AxMCPCallOptions): Partial<SendRequest> {

@@ -2,7 +2,7 @@ import { linkAbort } from '../protocol/abort.js';
 import { AxMCPError, AxMCPTimeoutError } from '../protocol/errors.js';
 import { isErrorResponse, type JSONRPCId, type JSONRPCRequest, rpcError } from '../protocol/jsonrpc.js';
 import type { AxMCPProgress } from '../protocol/messages.js';
-import type { AxMCPTransport } from '../transport/types.js';
+import type { AxMCPSendOptions, AxMCPTransport } from '../transport/types.js';
 
 /** Options of one request, as the client's methods accept them. */
 export interface AxMCPCallOptions {
@@ -98,12 +98,11 @@ export class InFlightRequests {
     this.#byToken.set(id, { resetTimer, onProgress: request.onProgress });
     resetTimer();
     try {
-      const response = await this.#transport.request(message, {
-        signal: link.signal,
-        ...(request.headers ? { headers: request.headers } : {}),
-        ...(request.idempotent ? { idempotent: true } : {}),
-        ...(request.onStatus ? { onStatus: request.onStatus } : {}),
-      });
+      const sendOptions: AxMCPSendOptions = { signal: link.signal };
+      if (request.headers) sendOptions.headers = request.headers;
+      if (request.idempotent) sendOptions.idempotent = true;
+      if (request.onStatus) sendOptions.onStatus = request.onStatus;
+      const response = await this.#transport.request(message, sendOptions);
       if (isErrorResponse(response)) throw rpcError(response.error);
       return response.result;
     } catch (error) {
