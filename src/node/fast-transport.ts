@@ -19,6 +19,8 @@ import {
 } from '../net/ssrf.js';
 import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
 import {
+  type AxMCPDirectAnswer,
+  type AxMCPDirectPost,
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
 } from '../transport/http/streamable-http.js';
@@ -73,6 +75,11 @@ export class AxMCPNodeHTTPTransport extends AxMCPStreamableHTTPTransport {
     this.#oauthFetch = oauthFetch;
   }
 
+  /** A POST without authentication: a 200 JSON answer is read here, straight from the socket. */
+  protected override sendDirect(post: AxMCPDirectPost): Promise<AxMCPDirectAnswer | undefined> {
+    return this.#exchange.post(post);
+  }
+
   override async close(): Promise<void> {
     try {
       await super.close();
@@ -86,6 +93,8 @@ export class AxMCPNodeHTTPTransport extends AxMCPStreamableHTTPTransport {
 interface NodeExchange {
   /** Fetch-shaped, answering with {@link NodeResponse}: only for this transport's own use. */
   fetch(input: string | URL, init?: RequestInit): Promise<NodeResponse>;
+  /** The transport's direct POST. */
+  post(post: AxMCPDirectPost): Promise<AxMCPDirectAnswer | undefined>;
   close(): void;
 }
 
@@ -178,6 +187,28 @@ function createNodeExchange(options: {
       if (url.port !== '') request.port = url.port;
       return exchange(isHTTPS ? https.request : http.request, request, body, url, signal, inflight);
     },
+    post(post) {
+      if (closed) return Promise.reject(new AxMCPTransportError('closed', 'The transport was closed'));
+      const url = post.url;
+      checkURL(url, policy);
+      if (post.signal.aborted) return Promise.reject(post.signal.reason);
+      const headers = post.headers;
+      headers['content-length'] = String(Buffer.byteLength(post.body));
+      const isHTTPS = url.protocol === 'https:';
+      const agent = isHTTPS
+        ? (pair.https ??= new https.Agent(pair.options))
+        : (pair.http ??= new http.Agent(pair.options));
+      const request: http.RequestOptions = {
+        protocol: url.protocol,
+        hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers,
+        agent,
+      };
+      if (url.port !== '') request.port = url.port;
+      return direct(isHTTPS ? https.request : http.request, request, post, inflight);
+    },
     close() {
       if (closed) return;
       closed = true;
@@ -252,6 +283,129 @@ function exchange(
       resolve(new NodeResponse(res, status, url.href, responseBody ?? null));
     });
     req.end(body);
+  });
+}
+
+/**
+ * One POST: a 200 JSON answer is read whole here (bounded by `maxBytes`) and comes back as
+ * text; a redirect comes back as `undefined` (the transport sends the request the full way,
+ * following it); anything else as a {@link NodeResponse}.
+ */
+function direct(
+  request: typeof http.request,
+  options: http.RequestOptions,
+  post: AxMCPDirectPost,
+  inflight: Set<http.ClientRequest>,
+): Promise<AxMCPDirectAnswer | undefined> {
+  const { url, signal, maxBytes } = post;
+  return new Promise<AxMCPDirectAnswer | undefined>((resolve, reject) => {
+    const req = request(options);
+    inflight.add(req);
+    let settled = false;
+    let res: http.IncomingMessage | undefined;
+    let responseBody: NodeBody | undefined;
+    const detach = () => {
+      inflight.delete(req);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const fail = (reason: unknown) => {
+      detach();
+      res?.destroy();
+      if (settled) return;
+      settled = true;
+      reject(reason);
+    };
+    const onAbort = () => {
+      if (responseBody) {
+        responseBody.fail(signal.reason);
+        detach();
+      } else fail(signal.reason);
+      req.destroy();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (error: NodeJS.ErrnoException) => fail(requestError(error, url)));
+    req.on('response', (incoming) => {
+      res = incoming;
+      const status = incoming.statusCode ?? 0;
+      if (status < 200 || status > 599) {
+        fail(
+          new AxMCPTransportError('transport_error', `Unexpected HTTP status ${status}`, {
+            endpoint: redactURL(url),
+          }),
+        );
+        return;
+      }
+      if (status >= 300 && status < 400 && status !== 304) {
+        // Followed (and checked hop by hop) on the full path.
+        incoming.resume();
+        detach();
+        settled = true;
+        resolve(undefined);
+        return;
+      }
+      const type = incoming.headers['content-type'];
+      if (status !== 200 || type === undefined || !/^application\/json/i.test(type)) {
+        settled = true;
+        if (NULL_BODY_STATUSES.has(status)) {
+          incoming.resume();
+          detach();
+        } else {
+          responseBody = new NodeBody(incoming, url, detach);
+        }
+        resolve({
+          response: new NodeResponse(incoming, status, url.href, responseBody ?? null) as unknown as Response,
+        });
+        return;
+      }
+      const declared = Number(incoming.headers['content-length']);
+      if (declared > maxBytes) {
+        fail(tooLarge(maxBytes, url));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      incoming.on('data', (chunk: Buffer) => {
+        bytes += chunk.byteLength;
+        if (bytes > maxBytes) fail(tooLarge(maxBytes, url));
+        else chunks.push(chunk);
+      });
+      incoming.on('end', () => {
+        if (settled) return;
+        settled = true;
+        detach();
+        let text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+        const session = incoming.headers['mcp-session-id'];
+        resolve({ text, sessionId: typeof session === 'string' ? session : null });
+      });
+      incoming.on('error', (error) =>
+        fail(
+          new AxMCPTransportError('transport_error', 'Reading the response body failed', {
+            endpoint: redactURL(url),
+            cause: error,
+          }),
+        ),
+      );
+      incoming.on('close', () => {
+        if (!incoming.complete)
+          fail(
+            new AxMCPTransportError(
+              'transport_error',
+              'The connection closed before the response body ended',
+              {
+                endpoint: redactURL(url),
+              },
+            ),
+          );
+      });
+    });
+    req.end(post.body);
+  });
+}
+
+function tooLarge(maxBytes: number, url: URL): AxMCPTransportError {
+  return new AxMCPTransportError('message_too_large', `Response body exceeds ${maxBytes} bytes`, {
+    endpoint: redactURL(url),
   });
 }
 

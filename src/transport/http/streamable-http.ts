@@ -6,7 +6,12 @@ import {
   axMCPOAuth,
 } from '../../auth/index.js';
 import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
-import type { AxMCPSSRFOptions } from '../../net/ssrf.js';
+import {
+  type AxMCPSSRFOptions,
+  type AxMCPSSRFPolicy,
+  assertURLAllowed,
+  resolveSSRFPolicy,
+} from '../../net/ssrf.js';
 import { abortReason, delay, linkAbort } from '../../protocol/abort.js';
 import {
   type AxMCPError,
@@ -69,6 +74,27 @@ export interface AxMCPStreamableHTTPTransportOptions {
   onProtocolError?: (error: AxMCPProtocolError) => void;
 }
 
+/**
+ * A POST a subclass may send by a shorter way than `fetch` (see
+ * {@link AxMCPStreamableHTTPTransport.sendDirect}): header names are lower-case.
+ * @internal
+ */
+export interface AxMCPDirectPost {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+  /** The largest answer body accepted, in bytes (a larger one fails with `message_too_large`). */
+  maxBytes: number;
+}
+
+/**
+ * What came back: the text of a 200 JSON answer with the session header, or the response to
+ * handle the usual way (SSE, 202, errors).
+ * @internal
+ */
+export type AxMCPDirectAnswer = { text: string; sessionId: string | null } | { response: Response };
+
 const SESSION_HEADER = 'mcp-session-id';
 /** Times one request is sent again after an authentication challenge (step-up included). */
 const MAX_CHALLENGES = 3;
@@ -99,6 +125,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   readonly #maxBytes: number;
   readonly #timeoutMs: number;
   readonly #retry;
+  readonly #ssrf: AxMCPSSRFPolicy;
   readonly #closing = new AbortController();
   #handlers: AxMCPTransportHandlers | undefined;
   #sessionId: string | undefined;
@@ -129,8 +156,9 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_BYTES;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#retry = resolveRetryPolicy(options.retry);
+    this.#ssrf = resolveSSRFPolicy(options.ssrfProtection ?? true);
     const guardOptions: Parameters<typeof createGuardedFetch>[0] = {
-      ssrfProtection: options.ssrfProtection ?? true,
+      ssrfProtection: this.#ssrf,
       maxRedirects: options.maxRedirects ?? 5,
     };
     if (options.fetch) guardOptions.fetch = options.fetch;
@@ -266,7 +294,17 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     const link = linkAbort(options.signal, this.#closing.signal);
     const session = this.#sessionId;
     try {
-      const response = await this.#send('POST', body, this.#postHeaders(options), link.signal);
+      let response: Response | undefined;
+      if (this.sendDirect !== undefined && this.#options.authentication === undefined) {
+        const answer = await this.#postDirect(body, options, link.signal);
+        if (answer !== undefined && 'text' in answer) {
+          this.#captureSessionId(answer.sessionId);
+          options.onStatus?.(200);
+          return this.#fromJSONBody(answer.text, message);
+        }
+        response = answer?.response;
+      }
+      response ??= await this.#send('POST', body, this.#postHeaders(options), link.signal);
       this.#captureSession(response);
       options.onStatus?.(response.status);
       if (response.status === 202) {
@@ -422,6 +460,41 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     }
   }
 
+  /**
+   * A shorter way for a POST, which a runtime's subclass may offer (`ax-mcp/node` does, over
+   * node:http). Used only without `authentication`. It answers with the JSON text of a 200
+   * answer, with a response to handle the usual way, or with `undefined` when the request must
+   * go the full way (a redirect: the server did not act on it).
+   * @internal
+   */
+  protected sendDirect?(post: AxMCPDirectPost): Promise<AxMCPDirectAnswer | undefined>;
+
+  /** The headers `#sendOnce` would send, as a plain object, and the SSRF check of the URL. */
+  async #postDirect(
+    body: string,
+    options: AxMCPSendOptions,
+    signal: AbortSignal,
+  ): Promise<AxMCPDirectAnswer | undefined> {
+    if (this.#ssrf.validateURL !== undefined) await assertURLAllowed(this.#url, this.#ssrf);
+    const headers: Record<string, string> = Object.create(null);
+    const add = (from: Record<string, string> | undefined) => {
+      if (from) for (const name of Object.keys(from)) headers[name.toLowerCase()] = from[name] as string;
+    };
+    add(this.#options.headers);
+    add(this.#postHeaders(options));
+    if (this.#sessionId !== undefined) headers[SESSION_HEADER] = this.#sessionId;
+    if (this.#protocolVersion !== undefined && headers['mcp-protocol-version'] === undefined) {
+      headers['mcp-protocol-version'] = this.#protocolVersion;
+    }
+    return (this.sendDirect as NonNullable<typeof this.sendDirect>)({
+      url: this.#url,
+      headers,
+      body,
+      signal,
+      maxBytes: this.#maxBytes,
+    });
+  }
+
   #postHeaders(options: AxMCPSendOptions): Record<string, string> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -487,7 +560,10 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 
   #captureSession(response: Response): void {
-    const id = response.headers.get(SESSION_HEADER);
+    this.#captureSessionId(response.headers.get(SESSION_HEADER));
+  }
+
+  #captureSessionId(id: string | null): void {
     if (id !== null && /^[\x21-\x7e]+$/.test(id)) this.#sessionId = id;
   }
 
