@@ -768,7 +768,8 @@ describe('close() leaves nothing behind', () => {
       return kinds.every((kind) => (now.get(kind) ?? 0) <= (baseline.get(kind) ?? 0));
     };
     await eventually(settled, 5000, 'handles back to baseline').catch(() => {});
-    expect(Object.fromEntries(now)).toEqual(Object.fromEntries(baseline));
+    // At most the baseline: a timer an earlier test left may end meanwhile, none may be added.
+    for (const kind of kinds) expect(now.get(kind) ?? 0, kind).toBeLessThanOrEqual(baseline.get(kind) ?? 0);
     // Nothing reconnects later either.
     const requests = rig.proxy.stats.log.length;
     await new Promise((resolve) => setTimeout(resolve, 400));
