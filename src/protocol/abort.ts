@@ -19,9 +19,7 @@ export function linkAbort(...parents: (AbortSignal | undefined)[]): LinkedAbort 
       controller.abort(parent.reason);
       break;
     }
-    const onAbort = () => controller.abort(parent.reason);
-    parent.addEventListener('abort', onAbort, { once: true });
-    detach.push(() => parent.removeEventListener('abort', onAbort));
+    detach.push(follow(parent, controller));
   }
   return {
     signal: controller.signal,
@@ -29,6 +27,34 @@ export function linkAbort(...parents: (AbortSignal | undefined)[]): LinkedAbort 
     dispose() {
       for (const undo of detach.splice(0)) undo();
     },
+  };
+}
+
+/**
+ * Children of each parent signal. A parent gets ONE listener however many operations follow
+ * it, so a long-lived signal shared by thousands of calls never piles up listeners.
+ */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function follow(parent: AbortSignal, child: AbortController): () => void {
+  let children = followers.get(parent);
+  if (!children) {
+    const set = new Set<AbortController>();
+    children = set;
+    followers.set(parent, set);
+    parent.addEventListener(
+      'abort',
+      () => {
+        for (const follower of [...set]) follower.abort(parent.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  children.add(child);
+  const set = children;
+  return () => {
+    set.delete(child);
   };
 }
 
