@@ -34,8 +34,8 @@ const rounds = Number(values.rounds ?? (quick ? 1 : 3));
 const wanted = new Set(values.scenarios.split(','));
 const clientNames = values.clients ? values.clients.split(',') : Object.keys(ADAPTERS);
 const SIZE = {
-  callSeq: quick ? 300 : 500,
-  callConc: quick ? 640 : 1280,
+  callSeq: quick ? 300 : 400,
+  callConc: quick ? 640 : 960,
   catalogTools: 10_000,
   catalogRepeat: 1,
   fanin: quick ? 20_000 : 100_000,

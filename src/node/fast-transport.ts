@@ -630,9 +630,24 @@ class NodeBody {
   }
 
   #take(): Uint8Array | undefined {
-    if (this.#head >= this.#queue.length) return undefined;
-    const chunk = this.#queue[this.#head++] as Uint8Array;
-    if (this.#head > 64 && this.#head * 2 > this.#queue.length) {
+    const queue = this.#queue;
+    if (this.#head >= queue.length) return undefined;
+    let chunk = queue[this.#head++] as Uint8Array;
+    if (this.#head < queue.length) {
+      // Chunks that queued up while the reader was busy (the HTTP parser emits one per chunk of
+      // the chunked encoding) go out together, bounded: one read, one decode, one parse.
+      const parts = [chunk];
+      let size = chunk.byteLength;
+      while (this.#head < queue.length) {
+        const next = queue[this.#head] as Uint8Array;
+        if (size + next.byteLength > HIGH_WATER_MARK) break;
+        parts.push(next);
+        size += next.byteLength;
+        this.#head++;
+      }
+      if (parts.length > 1) chunk = Buffer.concat(parts, size);
+    }
+    if (this.#head > 64 && this.#head * 2 > queue.length) {
       this.#queue.splice(0, this.#head);
       this.#head = 0;
     }
