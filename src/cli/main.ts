@@ -6,6 +6,7 @@ import { runDemo } from './demo.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, recordCommand } from './record.js';
 import { watch, watchPolicy } from './watch.js';
+import { runWorker } from './worker.js';
 
 const HELP = `ax-mcp — a live Model Context Protocol client
 
@@ -15,6 +16,8 @@ Usage:
   ax-mcp watch <endpoint> [--subscribe all|<uri>...] [--select <glob>]
                                                stream events live; Ctrl-C stops
   ax-mcp demo                                  start the demo server and walk through it
+  ax-mcp worker --store postgres://… --module ./my-runtime.js
+                                               run an event-runtime worker (ax-mcp worker --help)
 ${RECORD_HELP}
 
 <endpoint> is an http(s) URL or stdio:<command> [args...].
@@ -108,6 +111,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'record':
       return recordCommand(rest, out);
+    case 'worker':
+      return runWorker(rest);
     case 'demo':
       return runDemo(out);
     case undefined:
