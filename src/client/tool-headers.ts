@@ -25,6 +25,7 @@ export class ToolHeaderIndex {
     const droppedNow = new Map<string, string>();
     const dropped: string[] = [];
     const admitted = tools.filter((tool) => {
+      if (asksForNoHeader(tool.inputSchema)) return true;
       const derived = toolParamHeaders(tool.inputSchema);
       if (!derived.ok) {
         dropped.push(`${tool.name} (${derived.reason})`);
@@ -51,7 +52,7 @@ export class ToolHeaderIndex {
 
   /** The tools of one raw page a modern client may call (no warning, no index change). */
   callable(tools: AxMCPTool[]): AxMCPTool[] {
-    return tools.filter((tool) => toolParamHeaders(tool.inputSchema).ok);
+    return tools.filter((tool) => asksForNoHeader(tool.inputSchema) || toolParamHeaders(tool.inputSchema).ok);
   }
 
   valuesFor(tool: string, args: unknown): Record<string, string> | undefined {
@@ -59,4 +60,29 @@ export class ToolHeaderIndex {
     if (!headers) return undefined;
     return paramHeaderValues(headers, isObject(args) ? args : undefined);
   }
+}
+
+/**
+ * A schema object in which no object, at any depth, has an own `x-mcp-header` key asks for no
+ * header and is valid: the common case, decided without the full (path-building) walk of
+ * {@link toolParamHeaders}. Anything else, or a very deep schema, takes the full walk.
+ */
+function asksForNoHeader(schema: unknown): boolean {
+  if (!isObject(schema)) return false;
+  const stack: unknown[] = [schema];
+  for (let visited = 0; stack.length > 0; visited++) {
+    if (visited > 10_000) return false;
+    const value = stack.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) if (typeof item === 'object' && item !== null) stack.push(item);
+      continue;
+    }
+    if (Object.hasOwn(value, 'x-mcp-header')) return false;
+    for (const key of Object.keys(value)) {
+      const child = (value as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) stack.push(child);
+    }
+  }
+  return true;
 }

@@ -52,7 +52,30 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Deep copy of JSON data, so snapshots handed out cannot alias internal state. */
+/**
+ * Deep copy of JSON data, so snapshots handed out cannot alias internal state. A plain walk:
+ * several times faster than `structuredClone` on catalogs of thousands of tools.
+ */
 export function cloneJSON<T>(value: T): T {
-  return structuredClone(value);
+  return cloneValue(value, 0) as T;
+}
+
+function cloneValue(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  // Deeper than any sane JSON (or not a tree at all): the structured clone algorithm copes.
+  if (depth > 200) return structuredClone(value);
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneValue(value[i], depth + 1);
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const copy = cloneValue((value as Record<string, unknown>)[key], depth + 1);
+    // A "__proto__" key stays a key (assignment would set the prototype).
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return out;
 }
