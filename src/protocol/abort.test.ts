@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { linkAbort } from './abort.js';
 
@@ -23,9 +24,11 @@ describe('linkAbort', () => {
     }) as AbortSignal['addEventListener'];
     const links = Array.from({ length: 50 }, () => linkAbort(parent.signal));
     expect(added).toBe(1);
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(1);
     for (const link of links) link.dispose();
+    // The last follower gone, the parent carries no listener at all.
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(0);
     const again = linkAbort(parent.signal);
-    expect(added).toBe(1);
     parent.abort();
     expect(again.signal.aborted).toBe(true);
   });

@@ -31,30 +31,30 @@ export function linkAbort(...parents: (AbortSignal | undefined)[]): LinkedAbort 
 }
 
 /**
- * Children of each parent signal. A parent gets ONE listener however many operations follow
- * it, so a long-lived signal shared by thousands of calls never piles up listeners.
+ * Children of each parent signal. A parent carries ONE listener however many operations follow
+ * it at once (no pile-up on a long-lived signal), and none once the last follower is gone.
  */
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+const followers = new WeakMap<AbortSignal, { children: Set<AbortController>; onAbort: () => void }>();
 
 function follow(parent: AbortSignal, child: AbortController): () => void {
-  let children = followers.get(parent);
-  if (!children) {
-    const set = new Set<AbortController>();
-    children = set;
-    followers.set(parent, set);
-    parent.addEventListener(
-      'abort',
-      () => {
-        for (const follower of [...set]) follower.abort(parent.reason);
-        set.clear();
-      },
-      { once: true },
-    );
+  let entry = followers.get(parent);
+  if (!entry) {
+    const children = new Set<AbortController>();
+    const onAbort = () => {
+      followers.delete(parent);
+      for (const follower of [...children]) follower.abort(parent.reason);
+      children.clear();
+    };
+    entry = { children, onAbort };
+    followers.set(parent, entry);
+    parent.addEventListener('abort', onAbort, { once: true });
   }
+  const { children, onAbort } = entry;
   children.add(child);
-  const set = children;
   return () => {
-    set.delete(child);
+    if (!children.delete(child) || children.size > 0) return;
+    if (followers.get(parent)?.children === children) followers.delete(parent);
+    parent.removeEventListener('abort', onAbort);
   };
 }
 
