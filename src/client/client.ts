@@ -954,7 +954,7 @@ export class AxMCPClient {
     this.#wiredUris.add(uri);
     try {
       const honoured = await (this.#ensureStream().listen as ListenStream).update();
-      if (!honoured.resourceSubscriptions?.includes(uri)) {
+      if (!honouredURIs(honoured).has(uri)) {
         throw new AxMCPUnsupportedError(`The server did not accept a subscription to ${uri}`, this.#where());
       }
     } catch (error) {
@@ -1176,6 +1176,14 @@ export interface AxMCPToolCallOptions extends AxMCPCallOptions {
   onStatus?: (task: AxMCPTask) => void;
   /** Task polling interval when the server suggests none (default 1 000 ms). */
   pollIntervalMs?: number;
+}
+
+/** The URIs a listen acknowledgement honoured, as a set built once per acknowledgement. */
+const honouredSets = new WeakMap<ListenFilter, ReadonlySet<string>>();
+function honouredURIs(honoured: ListenFilter): ReadonlySet<string> {
+  let set = honouredSets.get(honoured);
+  if (!set) honouredSets.set(honoured, (set = new Set(honoured.resourceSubscriptions ?? [])));
+  return set;
 }
 
 function deepFreeze<T>(value: T): T {

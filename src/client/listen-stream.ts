@@ -55,6 +55,8 @@ export class ListenStream {
   #overlap: Map<string, Map<OpenStream, number>> | undefined;
   readonly #retireTimers = new Set<ReturnType<typeof setTimeout>>();
   #changing: Promise<ListenFilter> | undefined;
+  /** The one re-evaluation shared by every `update()` that arrived during `#changing`. */
+  #next: Promise<ListenFilter> | undefined;
   #everConnected = false;
   readonly ready: Promise<void>;
   readonly done: Promise<void>;
@@ -87,9 +89,17 @@ export class ListenStream {
     // A closed stream carries nothing: every interest is already off the wire.
     if (this.closed) return Promise.resolve({});
     if (this.#changing) {
-      // Whatever the change under way ends in, this caller's filter is evaluated afresh after it.
-      const again = () => this.update();
-      return this.#changing.then(again, again);
+      // Whatever the change under way ends in, the filter is evaluated afresh after it — once
+      // for every caller that arrived meanwhile (10,000 concurrent subscriptions make one
+      // more change, not 10,000 filter comparisons).
+      if (!this.#next) {
+        const again = () => {
+          this.#next = undefined;
+          return this.update();
+        };
+        this.#next = this.#changing.then(again, again);
+      }
+      return this.#next;
     }
     const wanted = this.#deps.filter();
     const current = this.#current;
