@@ -51,6 +51,8 @@ export interface AxMCPCatalogSnapshot {
   cache: Partial<Record<AxMCPListKind, AxMCPCacheInfo>>;
 }
 
+const NO_TOOLS: ReadonlyMap<string, AxMCPTool> = new Map();
+
 type ListItem = AxMCPTool | AxMCPPrompt | AxMCPResource | AxMCPResourceTemplate;
 
 interface ListState {
@@ -77,7 +79,8 @@ export class Catalog {
   readonly #options: CatalogOptions;
   readonly #lists = new Map<AxMCPListKind, ListState>();
   #capabilities: AxMCPServerCapabilities = {};
-  #toolsByName = new Map<string, AxMCPTool>();
+  /** Replaced whole on every fetch; until the first, the shared empty map (an idle client holds none). */
+  #toolsByName: ReadonlyMap<string, AxMCPTool> = NO_TOOLS;
   #revision = 0;
 
   constructor(options: CatalogOptions) {

@@ -134,7 +134,8 @@ export class AxMCPClient {
   readonly #events: ClientEvents;
   readonly #slots: CallSlots | undefined;
   readonly #owners: SubscriptionOwners;
-  readonly #serverRequests = new Map<JSONRPCId, AbortController>();
+  /** Server requests being answered; created with the first (an idle client holds none). */
+  #serverRequests: Map<JSONRPCId, AbortController> | undefined;
   /** The one notification stream this client keeps (GET stream or listen stream), and who holds it. */
   #stream: SharedStream | undefined;
   #streamHolds = 0;
@@ -146,7 +147,8 @@ export class AxMCPClient {
   readonly #taskWakers = new TaskWakers();
   /** What each list looked like when its last change was announced. */
   readonly #announced = new Map<AxMCPListKind, string>();
-  readonly #readCache = new Map<string, { result: AxMCPReadResourceResult; expiresAt: number }>();
+  /** `resources/read` results kept for their TTL; created with the first (`readCache: true`). */
+  #readCache: Map<string, { result: AxMCPReadResourceResult; expiresAt: number }> | undefined;
   #wire: Wire | undefined;
   #modernCapabilitiesOnce: AxMCPClientCapabilities | undefined;
   #identity: ServerIdentity | undefined;
@@ -432,7 +434,7 @@ export class AxMCPClient {
   /** Reads a resource (text or blob contents). */
   async readResource(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPReadResourceResult> {
     await this.init(options.signal);
-    const cached = this.#readCache.get(uri);
+    const cached = this.#readCache?.get(uri);
     if (cached && cached.expiresAt > Date.now()) return structuredClone(cached.result);
     let askedForInput = false;
     const result = parseReadResourceResult(
@@ -450,7 +452,10 @@ export class AxMCPClient {
     // Reads that needed input rounds are never cached (the answer depended on that input).
     const cacheable = this.#options.readCache === true && this.#wire?.era === 'modern' && !askedForInput;
     if (cacheable && typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0) {
-      this.#readCache.set(uri, { result: structuredClone(result), expiresAt: Date.now() + ttl });
+      (this.#readCache ??= new Map()).set(uri, {
+        result: structuredClone(result),
+        expiresAt: Date.now() + ttl,
+      });
     }
     return result;
   }
@@ -750,7 +755,7 @@ export class AxMCPClient {
     if (this.#closing) return;
     this.#closing = true;
     this.#lifetime.abort(new AxMCPTransportError('closed', 'The client was closed', this.#where()));
-    for (const controller of this.#serverRequests.values()) controller.abort();
+    for (const controller of this.#serverRequests?.values() ?? []) controller.abort();
     if (this.#wire && this.#owners.uris().length > 0) {
       const bound = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.#options.closeTimeoutMs ?? 5000);
@@ -1078,7 +1083,7 @@ export class AxMCPClient {
       }
       case 'notifications/resources/updated': {
         if (typeof params?.uri !== 'string') return;
-        this.#readCache.delete(params.uri);
+        this.#readCache?.delete(params.uri);
         this.#events.emit({
           type: 'resource_updated',
           namespace: this.namespace,
@@ -1096,7 +1101,7 @@ export class AxMCPClient {
       }
       case 'notifications/cancelled': {
         const id = params?.requestId;
-        if (typeof id === 'string' || typeof id === 'number') this.#serverRequests.get(id)?.abort();
+        if (typeof id === 'string' || typeof id === 'number') this.#serverRequests?.get(id)?.abort();
         return;
       }
       default:
@@ -1137,7 +1142,8 @@ export class AxMCPClient {
 
   #answer(request: JSONRPCRequest): void {
     const controller = new AbortController();
-    this.#serverRequests.set(request.id, controller);
+    const answering = (this.#serverRequests ??= new Map());
+    answering.set(request.id, controller);
     const context = { namespace: this.namespace, signal: controller.signal };
     fulfilServerRequest(this.#options, request.method, request.params ?? {}, context)
       .then(
@@ -1148,7 +1154,7 @@ export class AxMCPClient {
         controller.signal.aborted || this.#closed ? undefined : this.transport.respond(answer),
       )
       .catch((error) => this.#report(error))
-      .finally(() => this.#serverRequests.delete(request.id));
+      .finally(() => answering.delete(request.id));
   }
 
   #report(error: unknown): void {

@@ -2,6 +2,8 @@ import { isObject } from '../protocol/json.js';
 import { paramHeaderValues, type ToolParamHeader, toolParamHeaders } from '../protocol/mcp-headers.js';
 import type { AxMCPTool } from '../protocol/messages.js';
 
+const NONE: ReadonlyMap<string, never> = new Map<string, never>();
+
 /** The 2026-07-28 Tasks extension identifier. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -11,8 +13,9 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
  * specification requires, with one warning per revision.
  */
 export class ToolHeaderIndex {
-  #byTool = new Map<string, readonly ToolParamHeader[]>();
-  #dropped = new Map<string, string>();
+  // Replaced whole per revision; until the first, shared empty maps (an idle client holds none).
+  #byTool: ReadonlyMap<string, readonly ToolParamHeader[]> = NONE;
+  #dropped: ReadonlyMap<string, string> = NONE;
   readonly #warn: (message: string) => void;
 
   constructor(warn: (message: string) => void) {

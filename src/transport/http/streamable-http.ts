@@ -12,7 +12,7 @@ import {
   assertURLAllowed,
   resolveSSRFPolicy,
 } from '../../net/ssrf.js';
-import { abortReason, delay, linkAbort } from '../../protocol/abort.js';
+import { abortReason, delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
 import {
   type AxMCPError,
   AxMCPHTTPStatusError,
@@ -126,7 +126,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   readonly #timeoutMs: number;
   readonly #retry;
   readonly #ssrf: AxMCPSSRFPolicy;
-  readonly #closing = new AbortController();
+  /** Operations under way, aborted by `close()`: a set rather than one long-lived signal they all listen to. */
+  readonly #open = new Set<LinkedAbort>();
   #handlers: AxMCPTransportHandlers | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
@@ -210,7 +211,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     lastEventId?: string;
   }): Promise<AxMCPEventStream | null> {
     this.#assertOpen();
-    const link = linkAbort(options.signal, this.#closing.signal);
+    const link = this.#link(options.signal);
     const session = this.#sessionId;
     let response: Response;
     const opening = setTimeout(() => link.abort(this.#timeout('opening the event stream')), this.#timeoutMs);
@@ -279,10 +280,24 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       await this.terminateSession().catch(() => {});
     } finally {
       this.#closed = true;
-      this.#closing.abort(
-        new AxMCPTransportError('closed', 'The transport was closed', { endpoint: this.endpoint }),
-      );
+      const reason = new AxMCPTransportError('closed', 'The transport was closed', {
+        endpoint: this.endpoint,
+      });
+      for (const link of this.#open) link.abort(reason);
     }
+  }
+
+  /** A child of `signal` that `close()` also aborts; `dispose()` forgets it. */
+  #link(signal: AbortSignal | undefined): LinkedAbort {
+    const link = linkAbort(signal);
+    const open = this.#open;
+    open.add(link);
+    const dispose = link.dispose;
+    link.dispose = () => {
+      open.delete(link);
+      dispose();
+    };
+    return link;
   }
 
   async #requestOnce(
@@ -291,7 +306,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     options: AxMCPSendOptions,
   ): Promise<JSONRPCResponse> {
     this.#assertOpen();
-    const link = linkAbort(options.signal, this.#closing.signal);
+    const link = this.#link(options.signal);
     const session = this.#sessionId;
     try {
       let response: Response | undefined;
@@ -430,7 +445,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
 
   async #postWithoutAnswer(message: JSONRPCMessage, options: AxMCPSendOptions): Promise<void> {
     this.#assertOpen();
-    const link = linkAbort(options.signal, this.#closing.signal);
+    const link = this.#link(options.signal);
     const timer = setTimeout(() => link.abort(this.#timeout('sending a message')), this.#timeoutMs);
     const session = this.#sessionId;
     try {
