@@ -36,6 +36,8 @@ const clientNames = values.clients ? values.clients.split(',') : Object.keys(ADA
 const SIZE = {
   callSeq: quick ? 300 : 400,
   callConc: quick ? 640 : 960,
+  /** Calls before the clock starts: long-lived clients run optimized code. */
+  callWarmup: quick ? 300 : 800,
   catalogTools: 10_000,
   catalogRepeat: 1,
   fanin: quick ? 20_000 : 100_000,
@@ -199,7 +201,14 @@ async function callScenario() {
       ]) {
         progress(`tools/call ${version} ${mode}`);
         const runs = await interleaved(namesFor(era, 'call'), (name) =>
-          clientRun(name, 'call', era, server.url, ['--n', String(n), '--concurrency', String(width)]),
+          clientRun(name, 'call', era, server.url, [
+            '--n',
+            String(n),
+            '--concurrency',
+            String(width),
+            '--warmup',
+            String(SIZE.callWarmup),
+          ]),
         );
         const rows = Object.fromEntries(
           Object.entries(runs).map(([k, v]) => [
