@@ -5,6 +5,7 @@
  * lean response object instead of a web `Response` with a `ReadableStream` body. On a
  * loopback `tools/call` that machinery costs more client CPU than the MCP work itself.
  */
+
 import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -12,7 +13,6 @@ import type { LookupFunction } from 'node:net';
 import {
   type AxMCPSSRFPolicy,
   type AxMCPSSRFProtection,
-  assertAddressAllowed,
   checkURL,
   redactURL,
   resolveSSRFPolicy,
@@ -24,7 +24,7 @@ import {
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
 } from '../transport/http/streamable-http.js';
-import { type AxMCPNodeFetch, createNodeFetch } from './node-fetch.js';
+import { type AxMCPNodeFetch, createNodeFetch, guardLookup, requestError } from './node-fetch.js';
 
 /** Options of {@link AxMCPNodeHTTPTransport}. */
 export interface AxMCPNodeHTTPTransportOptions extends Omit<AxMCPStreamableHTTPTransportOptions, 'fetch'> {
@@ -696,45 +696,4 @@ function outgoingHeaders(init: HeadersInit | undefined): Record<string, string> 
     out[key] = previous === undefined ? String(value) : `${previous}, ${String(value)}`;
   }
   return out;
-}
-
-/** Wraps a lookup so that every address it returns passes {@link assertAddressAllowed}. */
-function guardLookup(base: LookupFunction, policy: AxMCPSSRFPolicy): LookupFunction {
-  return (hostname, options, callback) => {
-    base(hostname, options, (error, address, family) => {
-      if (error) {
-        callback(error, address, family);
-        return;
-      }
-      try {
-        if (typeof address === 'string') {
-          assertAddressAllowed(address, hostname, policy);
-          const resolvedFamily = family ?? (address.includes(':') ? 6 : 4);
-          if (options.all) callback(null, [{ address, family: resolvedFamily }]);
-          else callback(null, address, resolvedFamily);
-          return;
-        }
-        for (const entry of address) assertAddressAllowed(entry.address, hostname, policy);
-        if (options.all) {
-          callback(null, address);
-          return;
-        }
-        const first = address[0];
-        if (first === undefined) callback(null, address);
-        else callback(null, first.address, first.family);
-      } catch (refusal) {
-        callback(refusal as NodeJS.ErrnoException, options.all ? [] : '');
-      }
-    });
-  };
-}
-
-function requestError(error: unknown, url: URL): AxMCPError {
-  if (error instanceof AxMCPError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  return new AxMCPTransportError(
-    'transport_error',
-    `Request to ${redactURL(url)} failed${typeof code === 'string' ? ` (${code})` : ''}`,
-    { endpoint: redactURL(url), cause: error },
-  );
 }

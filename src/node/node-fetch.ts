@@ -120,8 +120,11 @@ export function createNodeFetch(options: AxMCPNodeFetchOptions = {}): AxMCPNodeF
   });
 }
 
-/** Wraps a lookup so that every address it returns passes {@link assertAddressAllowed}. */
-function guardLookup(base: LookupFunction, policy: AxMCPSSRFPolicy): LookupFunction {
+/**
+ * Wraps a lookup so that every address it returns passes {@link assertAddressAllowed}.
+ * Shared by every node:http path of ax-mcp/node (DNS-rebinding protection lives here once).
+ */
+export function guardLookup(base: LookupFunction, policy: AxMCPSSRFPolicy): LookupFunction {
   return (hostname, options, callback) => {
     base(hostname, options, (error, address, family) => {
       if (error) {
@@ -310,7 +313,8 @@ function bodyStream(
   return { stream, fail };
 }
 
-function requestError(error: unknown, url: URL): AxMCPError {
+/** A failed node:http exchange as a typed transport error, the URL redacted. */
+export function requestError(error: unknown, url: URL): AxMCPError {
   if (error instanceof AxMCPError) return error;
   const code = (error as NodeJS.ErrnoException).code;
   return new AxMCPTransportError(
