@@ -12,7 +12,7 @@
 // ratios peer / ax-mcp (for CPU and memory >1 means ax-mcp uses less; for rates <1 means ax-mcp
 // is faster). Numbers only: nothing here asserts a timing.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -446,5 +446,13 @@ if (values.write) {
       ? `${text}\n${begin}\n${body}\n${end}\n`
       : `${text.slice(0, at + begin.length)}\n${body}\n${text.slice(to)}`;
   writeFileSync(path, text);
+  // The tables are written plainly; the project's formatter aligns them so `npm test`'s lint passes.
+  execFileSync(
+    process.execPath,
+    [here('../node_modules/@biomejs/biome/bin/biome'), 'format', '--write', path],
+    {
+      stdio: 'inherit',
+    },
+  );
   console.log(`\nwrote ${path}`);
 }

@@ -32,7 +32,7 @@ export interface GuestShape {
 }
 
 /** `(call, log, signal, shapeText) => control`, evaluated as a global script. */
-export const GUEST_BOOTSTRAP = String.raw`(function (hostCall, hostLog, hostSignal, shapeText) {
+export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeText) {
   'use strict';
   const shape = JSON.parse(shapeText);
   const freeze = Object.freeze;
