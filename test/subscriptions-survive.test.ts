@@ -506,11 +506,13 @@ describe('session loss, more cases (v2 SDK peer)', () => {
     expect(rig.client.subscriptions.map((s) => s.uri)).toEqual([ITEMS[0]]);
   });
 
-  // BUG: the client now reopens fresh after the 400 (one GET with the old id, then one without), but the update
-  // emitted afterwards still does not arrive on the fresh stream; not yet understood (server replay state?).
-  it.skip('a resume point the server evicted: the stream reopens fresh and later updates arrive', async () => {
+  it('a resume point the server evicted: the stream reopens fresh and later updates arrive', async () => {
     const rig = await startRig();
     await primed(rig);
+    const resumePoint = rig.delivered.at(-1)?.eventId as string;
+    const since = Date.now();
+    const reconnects = () => rig.lifecycle.filter((e) => e.state === 'reconnected').length;
+    const reconnectsBefore = reconnects();
     rig.proxy.faults.failNext(1_000_000, 503, { method: 'GET' });
     rig.proxy.faults.dropAllStreams();
     // The peer's event store keeps 5 000 events: these push the client's resume point out.
@@ -519,10 +521,28 @@ describe('session loss, more cases (v2 SDK peer)', () => {
     }
     rig.proxy.faults.reset();
     const session = rig.session() as string;
+    // Wait for the client's own fresh stream. The emits above never yield to I/O, so the server has not
+    // yet seen the dropped stream close: `getStreams` still counts it, and an update sent now would go
+    // into that dead stream, before the client even tried to resume — lost in the gap, not after it.
+    await eventually(() => reconnects() > reconnectsBefore, 5000, 'the stream reopened');
     await eventually(() => rig.server.stats.getStreams.get(session) === 1, 5000, 'a fresh GET stream');
+    const gets = rig.proxy.stats.log
+      .filter((e) => e.method === 'GET' && e.at >= since && !e.injected)
+      .map((e) => ({ lastEventId: e.lastEventId, status: e.status }));
+    // One resume with the evicted id (refused), then one fresh stream without it.
+    expect(gets).toEqual([
+      { lastEventId: resumePoint, status: 400 },
+      { lastEventId: undefined, status: 200 },
+    ]);
     const before = rig.delivered.length;
     await rig.server.emitResourceUpdated(HELLO);
     await eventually(() => rig.delivered.length > before, 5000, 'an update after the gap');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const after = rig.delivered.slice(before);
+    expect(after).toHaveLength(1);
+    expect(after[0]?.uri).toBe(HELLO);
+    expect(after[0]?.eventId).toBeDefined();
+    expect(after[0]?.session).toBe(session);
   });
 });
 
