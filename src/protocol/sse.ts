@@ -1,4 +1,4 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { AxMCPTransportError } from './errors.js';
 
 /** One server-sent event. */
@@ -8,72 +8,104 @@ export interface SSEEvent {
   data: string;
 }
 
-export interface SSEReadOptions {
-  /** Caps the bytes of one event, never the life of the stream. */
-  maxEventBytes: number;
+/** What a `text/event-stream` carries besides comments, delivered in stream order. */
+export interface SSEHandlers {
+  onEvent(event: SSEEvent): void;
   /** The server's `retry:` field, in milliseconds. */
-  onRetry?: (ms: number) => void;
-  /** Every `id:` field, including empty ones (which reset the last event id). */
-  onId?: (id: string) => void;
+  onRetry?(ms: number): void;
+  /** The `id:` of each dispatched event (priming events included); an empty id resets the last event id. */
+  onId?(id: string): void;
+}
+
+export interface SSEReadOptions extends Omit<SSEHandlers, 'onEvent'> {
+  /** Caps one event (the event being assembled, in characters), never the life of the stream. */
+  maxEventBytes: number;
 }
 
 /**
- * Reads a `text/event-stream` body as events. Parsing is streaming; only the event
- * being assembled is buffered, and it may not exceed `maxEventBytes`. Comments
- * (keep-alives) are skipped. Ends when the body ends; cancels the body if the
- * consumer stops early.
+ * Decodes `text/event-stream` bytes as they arrive: `push(chunk)` runs the handlers for every
+ * event the chunk completes, in stream order, before it returns. Only the event being assembled
+ * is buffered, and it may not exceed `maxEventBytes`; comments (keep-alives) are skipped and
+ * never count toward that cap. Synchronous on purpose: a reader of many small events pays for
+ * one `await` per chunk, not per event.
+ */
+export class SSEDecoder {
+  readonly #parser: EventSourceParser;
+  readonly #text = new TextDecoder();
+  readonly #maxEventBytes: number;
+  #overflow = false;
+
+  constructor(maxEventBytes: number, handlers: SSEHandlers) {
+    this.#maxEventBytes = maxEventBytes;
+    const { onEvent } = handlers;
+    this.#parser = createParser({
+      onEvent: (event) => {
+        // The parser caps what it buffers; an event that arrived whole in one chunk is checked here.
+        if (event.data.length > maxEventBytes) throw tooLarge(maxEventBytes);
+        onEvent(event);
+      },
+      onRetry: handlers.onRetry,
+      onId: handlers.onId,
+      maxBufferSize: maxEventBytes,
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.#overflow = true;
+      },
+    });
+  }
+
+  /** Decodes one chunk; throws `message_too_large` when the event being assembled outgrows its cap. */
+  push(chunk: Uint8Array): void {
+    this.#parser.feed(this.#text.decode(chunk, { stream: true }));
+    if (this.#overflow) throw tooLarge(this.#maxEventBytes);
+  }
+
+  /** The body ended. A final event without its terminating blank line is incomplete and is dropped, as the SSE spec says. */
+  end(): void {
+    this.#parser.feed(this.#text.decode());
+    if (this.#overflow) throw tooLarge(this.#maxEventBytes);
+  }
+}
+
+/**
+ * Reads a `text/event-stream` body as events. Ids and retries reach their callbacks in stream
+ * order as events are consumed, so an id behind an event the consumer fails on is never
+ * recorded as seen (a resume replays from there). Ends when the body ends; cancels the body if
+ * the consumer stops early.
  */
 export async function* readSSE(
   body: ReadableStream<Uint8Array>,
   options: SSEReadOptions,
 ): AsyncGenerator<SSEEvent> {
-  // Ids, retries and events are applied in stream order as they are consumed, so an id
-  // behind an event that fails is never recorded as seen (a resume replays from there).
-  const queue: (
-    | { kind: 'event'; event: SSEEvent }
-    | { kind: 'id'; id: string }
-    | { kind: 'retry'; ms: number }
-  )[] = [];
-  let progressed = false;
-  const parser = createParser({
-    onEvent(message: EventSourceMessage) {
-      queue.push({ kind: 'event', event: message });
-    },
-    onRetry(ms) {
-      queue.push({ kind: 'retry', ms });
-    },
-    onId(id) {
-      queue.push({ kind: 'id', id });
-    },
-    onComment() {
-      // A keep-alive completes a line: what it carried belongs to no event.
-      progressed = true;
-    },
+  const queue: (SSEEvent | { id: string; kind: 'id' } | { ms: number; kind: 'retry' })[] = [];
+  const decoder = new SSEDecoder(options.maxEventBytes, {
+    onEvent: (event) => queue.push(event),
+    onId: options.onId && ((id) => queue.push({ id, kind: 'id' })),
+    onRetry: options.onRetry && ((ms) => queue.push({ ms, kind: 'retry' })),
   });
-  const decoder = new TextDecoder();
   const reader = body.getReader();
-  let pendingBytes = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      pendingBytes += value.byteLength;
-      progressed = false;
-      parser.feed(decoder.decode(value, { stream: true }));
-      if (queue.length > 0 || progressed) pendingBytes = 0;
-      while (queue.length > 0) {
-        const item = queue.shift() as (typeof queue)[number];
-        if (item.kind === 'id') options.onId?.(item.id);
-        else if (item.kind === 'retry') options.onRetry?.(item.ms);
-        else {
-          if (item.event.data.length > options.maxEventBytes) throw tooLarge(options.maxEventBytes);
-          yield item.event;
-        }
+      let failure: unknown;
+      try {
+        decoder.push(value);
+      } catch (error) {
+        // What the chunk completed before the failure is still handed on, then the failure.
+        failure = error;
       }
-      if (pendingBytes > options.maxEventBytes) throw tooLarge(options.maxEventBytes);
+      // Drained by index: the queue is emptied at once when every item has been handed on.
+      for (let i = 0; i < queue.length; i++) {
+        const item = queue[i] as (typeof queue)[number];
+        if ('kind' in item) {
+          if (item.kind === 'id') options.onId?.(item.id);
+          else options.onRetry?.(item.ms);
+        } else yield item;
+      }
+      queue.length = 0;
+      if (failure !== undefined) throw failure;
     }
-    parser.feed(decoder.decode());
-    // A final event without its terminating blank line is incomplete and is dropped, as the SSE spec says.
+    decoder.end();
   } finally {
     reader.cancel().catch(() => {});
     reader.releaseLock();

@@ -28,14 +28,8 @@ import {
   type JSONRPCResponse,
   parseJSONRPCBody,
 } from '../../protocol/jsonrpc.js';
-import type {
-  AxMCPEventStream,
-  AxMCPSendOptions,
-  AxMCPStreamMessage,
-  AxMCPTransport,
-  AxMCPTransportHandlers,
-} from '../types.js';
-import { readSSEMessages, type SSEStreamState } from './message-stream.js';
+import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
+import { readSSEMessagesInto, readSSEServerMessages, type SSEStreamState } from './message-stream.js';
 import {
   type AxMCPRetryOptions,
   parseRetryAfter,
@@ -238,18 +232,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     const body = response.body as ReadableStream<Uint8Array>;
     const maxBytes = this.#maxBytes;
     const onInvalid = (error: AxMCPProtocolError) => this.#options.onProtocolError?.(error);
-    async function* messages(): AsyncGenerator<AxMCPStreamMessage> {
-      try {
-        for await (const { message, eventId } of readSSEMessages(body, state, maxBytes, onInvalid)) {
-          if (isResponse(message)) continue;
-          yield eventId === undefined ? { message } : { message, eventId };
-        }
-      } finally {
-        link.dispose();
-      }
-    }
     return {
-      messages: messages(),
+      messages: readSSEServerMessages(body, state, maxBytes, onInvalid, link.dispose),
       get retryMs() {
         return state.retryMs;
       },
@@ -359,20 +343,18 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     for (let resumes = 0; ; ) {
       const resumedFrom = state.lastEventId;
       try {
-        const body = current.body as ReadableStream<Uint8Array>;
-        for await (const { message: incoming, eventId } of readSSEMessages(
-          body,
+        const answer = await readSSEMessagesInto(
+          current.body as ReadableStream<Uint8Array>,
           state,
           this.#maxBytes,
           onInvalid,
-        )) {
-          if (isResponse(incoming)) {
-            const answer = answerFor(incoming, message);
-            if (answer) return answer;
-            continue;
-          }
-          this.#dispatch(incoming, eventId, message);
-        }
+          (incoming, eventId) => {
+            if (isResponse(incoming)) return answerFor(incoming, message);
+            this.#dispatch(incoming, eventId, message);
+            return undefined;
+          },
+        );
+        if (answer) return answer;
       } catch (error) {
         if (signal.aborted || !(error instanceof TypeError)) throw error;
         // A network failure mid-stream is resumable like a clean end.
