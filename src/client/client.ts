@@ -1045,16 +1045,34 @@ export class AxMCPClient {
     return tool;
   }
 
-  /** Transport callback: only enqueue, never throw. */
+  /**
+   * Transport callback: only enqueue, never throw. Messages handed over together (one chunk of a
+   * stream) are handled in one microtask, in order.
+   */
   #onMessage(message: JSONRPCRequest | JSONRPCNotification, context: AxMCPMessageContext): void {
-    queueMicrotask(() => {
+    if (this.#inbox !== undefined) {
+      this.#inbox.push(message, context);
+      return;
+    }
+    this.#inbox = [message, context];
+    queueMicrotask(() => this.#drainInbox());
+  }
+
+  /** Messages and their contexts, alternating, waiting for the microtask that handles them. */
+  #inbox: (JSONRPCRequest | JSONRPCNotification | AxMCPMessageContext)[] | undefined;
+
+  #drainInbox(): void {
+    const inbox = this.#inbox ?? [];
+    this.#inbox = undefined;
+    for (let i = 0; i < inbox.length; i += 2) {
+      const message = inbox[i] as JSONRPCRequest | JSONRPCNotification;
       try {
         if ('id' in message) this.#answer(message);
-        else this.#notified(message, context);
+        else this.#notified(message, inbox[i + 1] as AxMCPMessageContext);
       } catch (error) {
         this.#report(error);
       }
-    });
+    }
   }
 
   #notified(message: JSONRPCNotification, context: AxMCPMessageContext): void {
