@@ -216,6 +216,9 @@ describe.each<AxMCPDemoEra>(['modern', 'dual'])('subscriptions/listen on the %s 
       'the listen stream to reconnect',
     );
     expect(seen.lifecycle().slice(lifecycle)).toEqual(['disconnected', 'reconnected']);
+    // A 2026-07-28 listen stream keeps no state: the reconnect says updates in between may be lost.
+    const reconnected = seen.events.filter((e) => e.type === 'lifecycle' && e.state === 'reconnected');
+    expect(reconnected.at(-1)).toMatchObject({ resumed: false });
     const streams = server.state().listenStreams;
     expect(streams).toHaveLength(1);
     expect(before).not.toContain(streams[0]?.id);

@@ -70,7 +70,7 @@ interface Rig {
   client: AxMCPClient;
   listening: AxMCPListening | undefined;
   delivered: Delivered[];
-  lifecycle: { state: AxMCPLifecycleState; at: number }[];
+  lifecycle: { state: AxMCPLifecycleState; at: number; resumed?: boolean }[];
   errors: unknown[];
   /** Updates the server sent, per session and URI. */
   emitted: Map<string, number>;
@@ -108,7 +108,7 @@ async function startRig(options: RigOptions = {}): Promise<Rig> {
     if (event.type === 'resource_updated') {
       delivered.push({ uri: event.uri, eventId: event.eventId, session: session() });
     } else if (event.type === 'lifecycle') {
-      lifecycle.push({ state: event.state, at: Date.now() });
+      lifecycle.push({ state: event.state, at: Date.now(), resumed: event.resumed });
     }
   });
   let counter = 0;
@@ -302,6 +302,10 @@ describe.each(PEERS)(
       await rig.settle();
       rig.expectExactlyOnce();
       expect(rig.delivered).toHaveLength(2 + 20 * 5);
+      // Every reconnect picked up from the server's replay, and says so.
+      const reopened = rig.lifecycle.filter((e) => e.state === 'reconnected');
+      expect(reopened.length).toBeGreaterThanOrEqual(20);
+      expect(reopened.every((e) => e.resumed === true)).toBe(true);
       expect(rig.proxy.stats.dropped).toBeGreaterThanOrEqual(20);
       expect(subscribesOnWire(rig)).toBe(2);
     });
@@ -534,6 +538,8 @@ describe('session loss, more cases (v2 SDK peer)', () => {
       { lastEventId: resumePoint, status: 400 },
       { lastEventId: undefined, status: 200 },
     ]);
+    // The fresh stream says updates in between may be lost.
+    expect(rig.lifecycle.filter((e) => e.state === 'reconnected').at(-1)?.resumed).toBe(false);
     const before = rig.delivered.length;
     await rig.server.emitResourceUpdated(HELLO);
     await eventually(() => rig.delivered.length > before, 5000, 'an update after the gap');

@@ -692,7 +692,7 @@ export class AxMCPClient {
           await this.#legacyWire()?.recover();
         },
         dispatch: (message, context) => this.#onMessage(message, context),
-        lifecycle: (state, error) => this.#lifecycle(state, error),
+        lifecycle: (state, error, resumed) => this.#lifecycle(state, error, resumed),
       },
       options,
     );
@@ -704,7 +704,7 @@ export class AxMCPClient {
       {
         send: (request) => wire.request(request),
         filter: () => this.#listenFilter(),
-        lifecycle: (state, error) => this.#lifecycle(state, error),
+        lifecycle: (state, error, resumed) => this.#lifecycle(state, error, resumed),
       },
       options,
     );
@@ -729,8 +729,14 @@ export class AxMCPClient {
     return this.#options.tasksExtension !== false && isObject(extensions) && TASKS_EXTENSION in extensions;
   }
 
-  #lifecycle(state: AxMCPLifecycleState, error?: unknown): void {
-    this.#events.emit({ type: 'lifecycle', namespace: this.namespace, state, ...(error ? { error } : {}) });
+  #lifecycle(state: AxMCPLifecycleState, error?: unknown, resumed?: boolean): void {
+    this.#events.emit({
+      type: 'lifecycle',
+      namespace: this.namespace,
+      state,
+      ...(error ? { error } : {}),
+      ...(resumed !== undefined ? { resumed } : {}),
+    });
     // A change announced while the stream was down is lost (2026-07-28 listen streams keep no
     // state; a legacy stream with no event id has nothing to resume from): look again.
     if (state === 'reconnected') {

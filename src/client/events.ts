@@ -12,7 +12,19 @@ export type AxMCPClientEvent =
   | { type: 'logging'; namespace: string; message: AxMCPLoggingMessage; eventId?: string }
   | { type: 'progress'; namespace: string; progress: AxMCPProgress }
   | { type: 'task_status'; namespace: string; task: AxMCPTask; eventId?: string }
-  | { type: 'lifecycle'; namespace: string; state: AxMCPLifecycleState; error?: unknown }
+  | {
+      type: 'lifecycle';
+      namespace: string;
+      state: AxMCPLifecycleState;
+      error?: unknown;
+      /**
+       * On `reconnected`: true when the stream resumed from the server's replay (its
+       * `Last-Event-ID` was accepted, so nothing in between was lost); false when it started
+       * afresh and updates sent while it was down may be lost (2026-07-28 listen streams keep no
+       * state; a refused or missing resume point). The client looks at its catalog again either way.
+       */
+      resumed?: boolean;
+    }
   | { type: 'notification'; namespace: string; method: string; params: Record<string, unknown> | undefined };
 
 export type AxMCPClientEventListener = (event: AxMCPClientEvent) => void;

@@ -33,7 +33,7 @@ export interface ListenStreamDeps {
   send(request: SendRequest): Promise<Record<string, unknown>>;
   /** The filter the client wants right now. */
   filter(): ListenFilter;
-  lifecycle(state: AxMCPLifecycleState, error?: unknown): void;
+  lifecycle(state: AxMCPLifecycleState, error?: unknown, resumed?: boolean): void;
 }
 
 /** How long a replaced stream keeps delivering while its successor takes over. */
@@ -239,7 +239,8 @@ export class ListenStream {
     while (!signal.aborted) {
       try {
         await this.update();
-        this.#deps.lifecycle(this.#everConnected ? 'reconnected' : 'connected');
+        if (this.#everConnected) this.#deps.lifecycle('reconnected', undefined, false);
+        else this.#deps.lifecycle('connected');
         this.#everConnected = true;
         failures = 0;
         // Wait for the stream in use to end; replacements swap #current under us.

@@ -30,7 +30,7 @@ export interface StandaloneStreamDeps {
   /** Re-initializes a lost session (restoring subscriptions) before the stream reopens. */
   recover(): Promise<void>;
   dispatch(message: AxMCPStreamMessage['message'], context: AxMCPMessageContext): void;
-  lifecycle(state: AxMCPLifecycleState, error?: unknown): void;
+  lifecycle(state: AxMCPLifecycleState, error?: unknown, resumed?: boolean): void;
 }
 
 /**
@@ -77,7 +77,8 @@ export function listenStandalone(
           );
           return;
         }
-        deps.lifecycle(opened ? 'reconnected' : 'connected');
+        if (opened) deps.lifecycle('reconnected', undefined, lastEventId !== undefined);
+        else deps.lifecycle('connected');
         opened = true;
         markReady();
         failures = 0;

@@ -100,7 +100,11 @@ export function toIngress(event: AxMCPClientEvent, attribution: Attribution): Ax
     }
     case 'lifecycle':
       return base(MCP_EVENT_TYPES.lifecycle, undefined, {
-        data: { namespace: event.namespace, state: event.state },
+        data: {
+          namespace: event.namespace,
+          state: event.state,
+          ...(event.resumed !== undefined ? { resumed: event.resumed } : {}),
+        },
       });
     default:
       return undefined;
