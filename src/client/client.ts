@@ -89,6 +89,8 @@ const RECONNECT_LOOK_DELAY_MS = 500;
 /** The owner name `subscribeResource` and `unsubscribeResource` use. */
 export const MANUAL_OWNER = 'manual';
 
+const RESOLVED = Promise.resolve();
+
 const LIST_CHANGED: Record<string, AxMCPListKind[]> = {
   'notifications/tools/list_changed': ['tools'],
   'notifications/prompts/list_changed': ['prompts'],
@@ -1061,7 +1063,8 @@ export class AxMCPClient {
       return;
     }
     this.#inbox = [message, context];
-    queueMicrotask(() => this.#drainInbox());
+    // A resolved promise rather than queueMicrotask: Node wraps each of those in an async resource.
+    RESOLVED.then(() => this.#drainInbox());
   }
 
   /** Messages and their contexts, alternating, waiting for the microtask that handles them. */
@@ -1085,7 +1088,6 @@ export class AxMCPClient {
     const listen = this.#stream?.listen;
     if (listen && !listen.accept(message)) return;
     const { method, params } = message;
-    const eventId = context.eventId === undefined ? {} : { eventId: context.eventId };
     const kinds = LIST_CHANGED[method];
     if (kinds) {
       this.#refreshAfterChange(kinds);
@@ -1102,25 +1104,37 @@ export class AxMCPClient {
       case 'notifications/message': {
         const logging = parseLoggingMessage(params);
         this.#options.onLoggingMessage?.(logging);
-        this.#events.emit({ type: 'logging', namespace: this.namespace, message: logging, ...eventId });
+        this.#events.emit({
+          type: 'logging',
+          namespace: this.namespace,
+          message: logging,
+          ...(context.eventId === undefined ? {} : { eventId: context.eventId }),
+        });
         return;
       }
       case 'notifications/resources/updated': {
         if (typeof params?.uri !== 'string') return;
         this.#readCache?.delete(params.uri);
-        this.#events.emit({
+        // The hottest event of all: built without a spread.
+        const updated: AxMCPClientEvent = {
           type: 'resource_updated',
           namespace: this.namespace,
           uri: params.uri,
-          ...eventId,
-        });
+        };
+        if (context.eventId !== undefined) updated.eventId = context.eventId;
+        this.#events.emit(updated);
         return;
       }
       case 'notifications/tasks':
       case 'notifications/tasks/status': {
         const task = parseTask(params);
         this.#taskWakers.wake(task.taskId);
-        this.#events.emit({ type: 'task_status', namespace: this.namespace, task: { ...task }, ...eventId });
+        this.#events.emit({
+          type: 'task_status',
+          namespace: this.namespace,
+          task: { ...task },
+          ...(context.eventId === undefined ? {} : { eventId: context.eventId }),
+        });
         return;
       }
       case 'notifications/cancelled': {

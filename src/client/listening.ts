@@ -3,6 +3,9 @@ import { AxMCPHTTPStatusError, AxMCPSessionExpiredError } from '../protocol/erro
 import type { AxMCPMessageContext, AxMCPStreamMessage, AxMCPTransport } from '../transport/types.js';
 import type { AxMCPLifecycleState } from './events.js';
 
+/** The context of a message that came without an event id: shared, nobody writes to it. */
+const NO_EVENT_ID: AxMCPMessageContext = Object.freeze({});
+
 /** Options of `startListening`. */
 export interface AxMCPListenOptions {
   /** Stops listening when aborted. */
@@ -82,14 +85,16 @@ export function listenStandalone(
         opened = true;
         markReady();
         failures = 0;
-        try {
-          for await (const { message, eventId } of stream.messages) {
-            if (eventId !== undefined) {
-              lastEventId = eventId;
-              resumeSession = deps.transport.sessionId;
-            }
-            deps.dispatch(message, eventId === undefined ? {} : { eventId });
+        const take = (message: AxMCPStreamMessage['message'], eventId: string | undefined) => {
+          if (eventId !== undefined) {
+            lastEventId = eventId;
+            resumeSession = deps.transport.sessionId;
           }
+          deps.dispatch(message, eventId === undefined ? NO_EVENT_ID : { eventId });
+        };
+        try {
+          if (stream.consume) await stream.consume(take);
+          else for await (const { message, eventId } of stream.messages) take(message, eventId);
         } finally {
           lastEventId = stream.lastEventId ?? lastEventId;
           serverRetry = stream.retryMs;

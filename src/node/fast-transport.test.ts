@@ -143,6 +143,60 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     });
   });
 
+  it('reads an SSE answer written byte by byte: characters split across chunks arrive whole, notifications first', async () => {
+    const seen: string[] = [];
+    const url = await serve(async (_req, res, body) => {
+      const { id } = JSON.parse(body) as { id: number };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const text =
+        `id: 1\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'héllo ✓ 😀' } })}\n\n` +
+        `id: 2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { text: '日本語 😀' } })}\n\n`;
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i++) {
+        res.write(bytes.subarray(i, i + 1));
+        // A pause now and then, so the bytes really arrive as separate chunks.
+        if (i % 16 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      res.end();
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK });
+    cleanups.push(() => transport.close());
+    transport.setHandlers({
+      onMessage: (message) => seen.push(JSON.stringify((message as { params?: unknown }).params)),
+    });
+    const answer = await transport.request({ jsonrpc: '2.0', id: 5, method: 'tools/call' });
+    expect(answer).toEqual({ jsonrpc: '2.0', id: 5, result: { text: '日本語 😀' } });
+    expect(seen).toEqual([JSON.stringify({ level: 'info', data: 'héllo ✓ 😀' })]);
+  });
+
+  it('drops the connection of an SSE answer once the answer is in, and fails typed on an oversized event', async () => {
+    let closedEarly = false;
+    const url = await serve((req, res, body) => {
+      const { id, method } = JSON.parse(body) as { id: number; method: string };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (method === 'big') {
+        res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { big: 'x'.repeat(4096) } })}\n\n`);
+        return;
+      }
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n\n`);
+      // The stream stays open; the client has what it needs and lets go.
+      req.socket.on('close', () => {
+        closedEarly = true;
+      });
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, maxResponseBytes: 1024 });
+    cleanups.push(() => transport.close());
+    await expect(transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' })).resolves.toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {},
+    });
+    await until(() => closedEarly, 'the open answer stream to be dropped');
+    await expect(transport.request({ jsonrpc: '2.0', id: 2, method: 'big' })).rejects.toMatchObject({
+      code: 'message_too_large',
+    });
+  });
+
   it('caps a JSON answer at maxResponseBytes', async () => {
     const url = await serve((_req, res, body) => {
       const { id } = JSON.parse(body) as { id: number };

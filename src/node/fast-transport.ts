@@ -10,6 +10,7 @@ import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 import {
   type AxMCPSSRFPolicy,
   type AxMCPSSRFProtection,
@@ -18,6 +19,7 @@ import {
   resolveSSRFPolicy,
 } from '../net/ssrf.js';
 import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
+import type { AxMCPChunkPushingBody } from '../transport/http/message-stream.js';
 import {
   type AxMCPDirectAnswer,
   type AxMCPDirectPost,
@@ -509,12 +511,21 @@ interface Waiter {
   reject(reason: unknown): void;
 }
 
+/** A synchronous reader the body pushes its text to (`forEachText`). */
+interface Sink {
+  onText(text: string): boolean | undefined;
+  text: StringDecoder;
+  resolve(): void;
+  reject(reason: unknown): void;
+}
+
 /**
  * A response body read as fast as it is consumed: chunks queue up to a high-water mark,
  * then the socket pauses. `getReader()` gives the reader shape `ReadableStream` readers
- * have (`read`, `cancel`, `releaseLock`), without the web-streams machinery.
+ * have (`read`, `cancel`, `releaseLock`), without the web-streams machinery; `forEachText`
+ * pushes text to a synchronous reader as it arrives, without a promise per chunk.
  */
-class NodeBody {
+class NodeBody implements AxMCPChunkPushingBody {
   readonly #res: http.IncomingMessage;
   readonly #url: URL;
   readonly #onFinish: () => void;
@@ -526,6 +537,7 @@ class NodeBody {
   #failed = false;
   #finished = false;
   #waiter: Waiter | undefined;
+  #sink: Sink | undefined;
   #locked = false;
 
   constructor(res: http.IncomingMessage, url: URL, onFinish: () => void) {
@@ -575,6 +587,15 @@ class NodeBody {
     };
   }
 
+  forEachText(onText: (text: string) => boolean | undefined): Promise<void> {
+    if (this.#locked) return Promise.reject(new TypeError('The body is locked to a reader'));
+    this.#locked = true;
+    return new Promise((resolve, reject) => {
+      this.#sink = { onText, text: new StringDecoder('utf8'), resolve, reject };
+      this.#wake();
+    });
+  }
+
   /** Stops reading: the connection is dropped unless the body had already ended. */
   async cancel(_reason?: unknown): Promise<void> {
     this.#queue.length = 0;
@@ -613,6 +634,10 @@ class NodeBody {
 
   #push(chunk: Buffer): void {
     if (this.#ended || this.#failed) return;
+    if (this.#sink !== undefined && this.#head >= this.#queue.length) {
+      this.#deliver(this.#sink, chunk);
+      return;
+    }
     this.#queue.push(chunk);
     this.#queuedBytes += chunk.byteLength;
     if (this.#queuedBytes >= HIGH_WATER_MARK) this.#res.pause();
@@ -656,7 +681,39 @@ class NodeBody {
     return chunk;
   }
 
+  /** One chunk to the sink; the sink stopping or throwing cancels the body and settles it. */
+  #deliver(sink: Sink, chunk: Uint8Array): boolean {
+    let stop: boolean | undefined;
+    try {
+      stop = sink.onText(sink.text.write(chunk as Buffer));
+    } catch (error) {
+      this.#sink = undefined;
+      void this.cancel();
+      sink.reject(error);
+      return true;
+    }
+    if (!stop) return false;
+    this.#sink = undefined;
+    void this.cancel();
+    sink.resolve();
+    return true;
+  }
+
   #wake(): void {
+    const sink = this.#sink;
+    if (sink !== undefined) {
+      for (let next = this.#take(); next !== undefined; next = this.#take()) {
+        if (this.#deliver(sink, next)) return;
+      }
+      if (this.#failed) {
+        this.#sink = undefined;
+        sink.reject(this.#error);
+      } else if (this.#ended) {
+        this.#sink = undefined;
+        sink.resolve();
+      }
+      return;
+    }
     const waiter = this.#waiter;
     if (waiter === undefined) return;
     const next = this.#take();

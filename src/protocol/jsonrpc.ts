@@ -117,9 +117,14 @@ export function parseJSONRPCMessage(text: string): JSONRPCMessage {
  * Each element is validated on its own.
  */
 export function parseJSONRPCBody(text: string): JSONRPCMessage[] {
+  const messages = parseJSONRPCMessageOrBatch(text);
+  return Array.isArray(messages) ? messages : [messages];
+}
+
+/** {@link parseJSONRPCBody} without wrapping a lone message in an array (the common case on a hot path). */
+export function parseJSONRPCMessageOrBatch(text: string): JSONRPCMessage | JSONRPCMessage[] {
   const value = parseUntrustedJSON(text);
-  if (Array.isArray(value)) return value.map(toJSONRPCMessage);
-  return [toJSONRPCMessage(value)];
+  return Array.isArray(value) ? value.map(toJSONRPCMessage) : toJSONRPCMessage(value);
 }
 
 /** Turns a JSON-RPC error object into a typed error. */

@@ -53,9 +53,12 @@ export class SSEDecoder {
     });
   }
 
-  /** Decodes one chunk; throws `message_too_large` when the event being assembled outgrows its cap. */
-  push(chunk: Uint8Array): void {
-    this.#parser.feed(this.#text.decode(chunk, { stream: true }));
+  /**
+   * Decodes one chunk, bytes or text a body already decoded (never both in one stream); throws
+   * `message_too_large` when the event being assembled outgrows its cap.
+   */
+  push(chunk: Uint8Array | string): void {
+    this.#parser.feed(typeof chunk === 'string' ? chunk : this.#text.decode(chunk, { stream: true }));
     if (this.#overflow) throw tooLarge(this.#maxEventBytes);
   }
 

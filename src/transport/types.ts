@@ -48,6 +48,15 @@ export interface AxMCPStreamMessage {
 export interface AxMCPEventStream {
   /** Messages until the stream ends; iterating ends when the server closes it. */
   messages: AsyncIterable<AxMCPStreamMessage>;
+  /**
+   * Optional, instead of iterating `messages` (a stream is read one way or the other, never
+   * both): hands every message to `onMessage` synchronously as it arrives and settles when the
+   * stream ends, like the iteration would. Saves a transport that receives messages in bursts
+   * one `await` per message.
+   */
+  consume?(
+    onMessage: (message: AxMCPStreamMessage['message'], eventId: string | undefined) => void,
+  ): Promise<void>;
   /** The server's `retry:` hint, once seen. */
   readonly retryMs: number | undefined;
   /** The last SSE event id seen, to resume with. */

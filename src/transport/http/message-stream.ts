@@ -1,5 +1,5 @@
 import { AxMCPProtocolError } from '../../protocol/errors.js';
-import { isResponse, type JSONRPCMessage, parseJSONRPCBody } from '../../protocol/jsonrpc.js';
+import { isResponse, type JSONRPCMessage, parseJSONRPCMessageOrBatch } from '../../protocol/jsonrpc.js';
 import { SSEDecoder, type SSEEvent } from '../../protocol/sse.js';
 import type { AxMCPStreamMessage } from '../types.js';
 
@@ -33,10 +33,10 @@ export class SSEMessageDecoder {
       },
       onEvent: (event: SSEEvent) => {
         if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return;
-        let messages: JSONRPCMessage[];
+        let messages: JSONRPCMessage | JSONRPCMessage[];
         try {
           // 2025-03-26 servers may put a batch in one event.
-          messages = parseJSONRPCBody(event.data);
+          messages = parseJSONRPCMessageOrBatch(event.data);
         } catch (error) {
           if (error instanceof AxMCPProtocolError) {
             onInvalid(error);
@@ -45,12 +45,13 @@ export class SSEMessageDecoder {
           throw error;
         }
         const eventId = event.id || undefined;
-        for (const message of messages) onMessage(message, eventId);
+        if (!Array.isArray(messages)) onMessage(messages, eventId);
+        else for (const message of messages) onMessage(message, eventId);
       },
     });
   }
 
-  push(chunk: Uint8Array): void {
+  push(chunk: Uint8Array | string): void {
     this.#sse.push(chunk);
   }
 
@@ -60,10 +61,39 @@ export class SSEMessageDecoder {
 }
 
 /**
+ * A response body that can push its chunks to a synchronous reader, as `ax-mcp/node`'s bodies
+ * do: no promise per chunk, and text decoded natively. `onText` gets the body as UTF-8 text in
+ * pieces (a character split across network chunks arrives whole); returning true stops the
+ * reading (the body is cancelled).
+ */
+export interface AxMCPChunkPushingBody {
+  forEachText(onText: (text: string) => boolean | undefined): Promise<void>;
+}
+
+/** Hands every chunk of `body` to `onChunk` until it ends or `onChunk` returns true; cancels the body then, or on failure. */
+async function eachChunk(
+  body: ReadableStream<Uint8Array>,
+  onChunk: (chunk: Uint8Array | string) => boolean | undefined,
+): Promise<void> {
+  const pushing = body as unknown as Partial<AxMCPChunkPushingBody>;
+  if (typeof pushing.forEachText === 'function') return pushing.forEachText(onChunk);
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || onChunk(value)) return;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/**
  * Reads an SSE body chunk by chunk, handing each chunk's messages to `onMessage` synchronously,
  * until the body ends or `onMessage` returns something other than `undefined` (which this
- * returns). One `await` per chunk, however many events it holds; cancels the body when it stops
- * early or fails.
+ * returns). At most one `await` per chunk, however many events it holds; cancels the body when
+ * it stops early or fails.
  */
 export async function readSSEMessagesInto<T>(
   body: ReadableStream<Uint8Array>,
@@ -77,20 +107,15 @@ export async function readSSEMessagesInto<T>(
     // Once the answer is in, the rest of the chunk belongs to no one.
     if (result === undefined) result = onMessage(message, eventId);
   });
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      decoder.push(value);
-      if (result !== undefined) return result;
-    }
-    decoder.end();
-    return result;
-  } finally {
-    reader.cancel().catch(() => {});
-    reader.releaseLock();
-  }
+  let ended = true;
+  await eachChunk(body, (chunk) => {
+    decoder.push(chunk);
+    if (result === undefined) return undefined;
+    ended = false;
+    return true;
+  });
+  if (ended) decoder.end();
+  return result;
 }
 
 /**

@@ -234,6 +234,17 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     const onInvalid = (error: AxMCPProtocolError) => this.#options.onProtocolError?.(error);
     return {
       messages: readSSEServerMessages(body, state, maxBytes, onInvalid, link.dispose),
+      consume: async (onMessage) => {
+        try {
+          await readSSEMessagesInto(body, state, maxBytes, onInvalid, (message, eventId) => {
+            // A standalone stream carries no answer anyone waits for.
+            if (!isResponse(message)) onMessage(message, eventId);
+            return undefined;
+          });
+        } finally {
+          link.dispose();
+        }
+      },
       get retryMs() {
         return state.retryMs;
       },
