@@ -169,30 +169,43 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     expect(seen).toEqual([JSON.stringify({ level: 'info', data: 'héllo ✓ 😀' })]);
   });
 
-  it('drops the connection of an SSE answer once the answer is in, and fails typed on an oversized event', async () => {
-    let closedEarly = false;
+  it('keeps the connection of an ended SSE answer for the next request, drops one left open, and fails typed on an oversized event', async () => {
+    const ports: number[] = [];
+    let heldOpenClosed = false;
     const url = await serve((req, res, body) => {
       const { id, method } = JSON.parse(body) as { id: number; method: string };
+      ports.push(req.socket.remotePort as number);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const answer = (result: unknown) => `data: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`;
       if (method === 'big') {
-        res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { big: 'x'.repeat(4096) } })}\n\n`);
+        res.write(answer({ big: 'x'.repeat(4096) }));
         return;
       }
-      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n\n`);
-      // The stream stays open; the client has what it needs and lets go.
-      req.socket.on('close', () => {
-        closedEarly = true;
-      });
+      if (method === 'hold') {
+        // The answer, then the stream stays open: the client has what it needs and lets go.
+        res.write(answer({}));
+        req.socket.on('close', () => {
+          heldOpenClosed = true;
+        });
+        return;
+      }
+      // The answer, and a moment later the end of the stream, as servers do.
+      res.write(answer({}));
+      setTimeout(() => res.end(), 5);
     });
     const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, maxResponseBytes: 1024 });
     cleanups.push(() => transport.close());
-    await expect(transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' })).resolves.toEqual({
-      jsonrpc: '2.0',
-      id: 1,
-      result: {},
+    for (let id = 1; id <= 3; id++) {
+      await expect(transport.request({ jsonrpc: '2.0', id, method: 'ping' })).resolves.toMatchObject({ id });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // One connection served all three.
+    expect(new Set(ports).size).toBe(1);
+    await expect(transport.request({ jsonrpc: '2.0', id: 4, method: 'hold' })).resolves.toMatchObject({
+      id: 4,
     });
-    await until(() => closedEarly, 'the open answer stream to be dropped');
-    await expect(transport.request({ jsonrpc: '2.0', id: 2, method: 'big' })).rejects.toMatchObject({
+    await until(() => heldOpenClosed, 'the answer stream left open to be dropped');
+    await expect(transport.request({ jsonrpc: '2.0', id: 5, method: 'big' })).rejects.toMatchObject({
       code: 'message_too_large',
     });
   });

@@ -19,7 +19,7 @@ import {
   resolveSSRFPolicy,
 } from '../net/ssrf.js';
 import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
-import type { AxMCPChunkPushingBody } from '../transport/http/message-stream.js';
+import { type AxMCPChunkPushingBody, DRAIN_LIMITS } from '../transport/http/message-stream.js';
 import {
   type AxMCPDirectAnswer,
   type AxMCPDirectPost,
@@ -539,6 +539,9 @@ class NodeBody implements AxMCPChunkPushingBody {
   #waiter: Waiter | undefined;
   #sink: Sink | undefined;
   #locked = false;
+  /** Bytes read away since the reader let go, or undefined while someone reads. */
+  #drained: number | undefined;
+  #drainTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(res: http.IncomingMessage, url: URL, onFinish: () => void) {
     this.#res = res;
@@ -634,6 +637,11 @@ class NodeBody implements AxMCPChunkPushingBody {
 
   #push(chunk: Buffer): void {
     if (this.#ended || this.#failed) return;
+    if (this.#drained !== undefined) {
+      this.#drained += chunk.byteLength;
+      if (this.#drained > DRAIN_LIMITS.bytes) void this.cancel();
+      return;
+    }
     if (this.#sink !== undefined && this.#head >= this.#queue.length) {
       this.#deliver(this.#sink, chunk);
       return;
@@ -694,9 +702,21 @@ class NodeBody implements AxMCPChunkPushingBody {
     }
     if (!stop) return false;
     this.#sink = undefined;
-    void this.cancel();
+    this.#letGo();
     sink.resolve();
     return true;
+  }
+
+  /** The reader has what it needs: the rest is read away within `DRAIN_LIMITS`, as in the core. */
+  #letGo(): void {
+    if (this.#ended || this.#failed) return;
+    this.#queue.length = 0;
+    this.#head = 0;
+    this.#queuedBytes = 0;
+    this.#drained = 0;
+    this.#drainTimer = setTimeout(() => void this.cancel(), DRAIN_LIMITS.ms);
+    this.#drainTimer.unref?.();
+    if (this.#res.isPaused()) this.#res.resume();
   }
 
   #wake(): void {
@@ -732,6 +752,7 @@ class NodeBody implements AxMCPChunkPushingBody {
   #finish(): void {
     if (this.#finished) return;
     this.#finished = true;
+    clearTimeout(this.#drainTimer);
     this.#onFinish();
   }
 }

@@ -70,7 +70,18 @@ export interface AxMCPChunkPushingBody {
   forEachText(onText: (text: string) => boolean | undefined): Promise<void>;
 }
 
-/** Hands every chunk of `body` to `onChunk` until it ends or `onChunk` returns true; cancels the body then, or on failure. */
+/**
+ * When a reader stops early (the answer is in), the rest of the body is read away so its
+ * keep-alive connection can serve the next request (a server ends an answer's stream right
+ * after the answer), up to these bounds; past them the body is cancelled, which drops the
+ * connection.
+ */
+export const DRAIN_LIMITS = { bytes: 64 * 1024, ms: 2000 } as const;
+
+/**
+ * Hands every chunk of `body` to `onChunk` until it ends or `onChunk` returns true (the rest is
+ * then read away within {@link DRAIN_LIMITS}); cancels the body on failure.
+ */
 async function eachChunk(
   body: ReadableStream<Uint8Array>,
   onChunk: (chunk: Uint8Array | string) => boolean | undefined,
@@ -78,13 +89,42 @@ async function eachChunk(
   const pushing = body as unknown as Partial<AxMCPChunkPushingBody>;
   if (typeof pushing.forEachText === 'function') return pushing.forEachText(onChunk);
   const reader = body.getReader();
+  let stopped = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done || onChunk(value)) return;
+      if (done) return;
+      if (onChunk(value)) {
+        stopped = true;
+        return;
+      }
     }
   } finally {
-    reader.cancel().catch(() => {});
+    if (stopped) void drainAway(reader);
+    else {
+      reader.cancel().catch(() => {});
+      reader.releaseLock();
+    }
+  }
+}
+
+async function drainAway(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), DRAIN_LIMITS.ms);
+  // Reading away must not keep a process alive.
+  (timer as { unref?: () => void }).unref?.();
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      bytes += value.byteLength;
+      if (bytes > DRAIN_LIMITS.bytes) break;
+    }
+    await reader.cancel();
+  } catch {
+    // A body that breaks while being read away has nothing anyone wants.
+  } finally {
+    clearTimeout(timer);
     reader.releaseLock();
   }
 }

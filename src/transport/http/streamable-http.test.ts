@@ -54,3 +54,37 @@ describe('AxMCPStreamableHTTPTransport answers', () => {
     await transport.close();
   });
 });
+
+describe('AxMCPStreamableHTTPTransport SSE answers and connections', () => {
+  it('reads away the end of an answered stream, so the next request reuses the connection', async () => {
+    const ports: number[] = [];
+    server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        const { id } = JSON.parse(body) as { id: number };
+        ports.push(req.socket.remotePort as number);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n\n`);
+        // The end of the stream a moment after the answer, as servers do.
+        setTimeout(() => res.end(), 5);
+      });
+    });
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const transport = new AxMCPStreamableHTTPTransport(url, loopback);
+    try {
+      for (let id = 1; id <= 3; id++) {
+        expect(await transport.request({ jsonrpc: '2.0', id, method: 'ping' })).toMatchObject({ id });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(new Set(ports).size).toBe(1);
+    } finally {
+      await transport.close();
+      server.closeAllConnections();
+    }
+  });
+});
