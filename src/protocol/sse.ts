@@ -85,6 +85,24 @@ export async function* readSSE(
     onId: options.onId && ((id) => queue.push({ id, kind: 'id' })),
     onRetry: options.onRetry && ((ms) => queue.push({ ms, kind: 'retry' })),
   });
+  for await (const item of readQueued(body, decoder, queue)) {
+    if (!('kind' in item)) yield item;
+    else if (item.kind === 'id') options.onId?.(item.id);
+    else options.onRetry?.(item.ms);
+  }
+}
+
+/**
+ * Feeds `body` to `decoder` chunk by chunk and yields, after each chunk, what the decoder's
+ * handlers put in `queue` (which it then empties). When a chunk fails to decode, what it
+ * completed before the failure is yielded first, then the failure is thrown. Cancels the body
+ * when it stops, however it stops.
+ */
+export async function* readQueued<T>(
+  body: ReadableStream<Uint8Array>,
+  decoder: { push(chunk: Uint8Array): void; end(): void },
+  queue: T[],
+): AsyncGenerator<T> {
   const reader = body.getReader();
   try {
     for (;;) {
@@ -94,17 +112,10 @@ export async function* readSSE(
       try {
         decoder.push(value);
       } catch (error) {
-        // What the chunk completed before the failure is still handed on, then the failure.
         failure = error;
       }
       // Drained by index: the queue is emptied at once when every item has been handed on.
-      for (let i = 0; i < queue.length; i++) {
-        const item = queue[i] as (typeof queue)[number];
-        if ('kind' in item) {
-          if (item.kind === 'id') options.onId?.(item.id);
-          else options.onRetry?.(item.ms);
-        } else yield item;
-      }
+      for (let i = 0; i < queue.length; i++) yield queue[i] as T;
       queue.length = 0;
       if (failure !== undefined) throw failure;
     }

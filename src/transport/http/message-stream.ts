@@ -1,6 +1,6 @@
 import { AxMCPProtocolError } from '../../protocol/errors.js';
 import { isResponse, type JSONRPCMessage, parseJSONRPCMessageOrBatch } from '../../protocol/jsonrpc.js';
-import { SSEDecoder, type SSEEvent } from '../../protocol/sse.js';
+import { readQueued, SSEDecoder, type SSEEvent } from '../../protocol/sse.js';
 import type { AxMCPStreamMessage } from '../types.js';
 
 /** What a reader learned about its stream: the resume point and the server's retry hint. */
@@ -161,8 +161,9 @@ export async function readSSEMessagesInto<T>(
 /**
  * The same reading as an async iterator of the server's requests and notifications, for
  * consumers that pull (a standalone stream carries no answers the caller waits for; stray ones
- * are dropped); `onFinish` runs when it ends, however it ends. `state` covers what has been read from the body: a consumer that stops early
- * has been handed a chunk's messages, not necessarily taken them all.
+ * are dropped); `onFinish` runs when it ends, however it ends. `state` covers what has been
+ * read from the body: a consumer that stops early has been handed a chunk's messages, not
+ * necessarily taken them all.
  */
 export async function* readSSEServerMessages(
   body: ReadableStream<Uint8Array>,
@@ -176,27 +177,9 @@ export async function* readSSEServerMessages(
     if (isResponse(message)) return;
     queue.push(eventId === undefined ? { message } : { message, eventId });
   });
-  const reader = body.getReader();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      let failure: unknown;
-      try {
-        decoder.push(value);
-      } catch (error) {
-        // The messages the chunk completed before the failure are handed on first: their ids
-        // are already the resume point.
-        failure = error;
-      }
-      for (let i = 0; i < queue.length; i++) yield queue[i] as AxMCPStreamMessage;
-      queue.length = 0;
-      if (failure !== undefined) throw failure;
-    }
-    decoder.end();
+    yield* readQueued(body, decoder, queue);
   } finally {
-    reader.cancel().catch(() => {});
-    reader.releaseLock();
     onFinish();
   }
 }
