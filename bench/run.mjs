@@ -34,8 +34,8 @@ const rounds = Number(values.rounds ?? (quick ? 1 : 3));
 const wanted = new Set(values.scenarios.split(','));
 const clientNames = values.clients ? values.clients.split(',') : Object.keys(ADAPTERS);
 const SIZE = {
-  callSeq: quick ? 300 : 400,
-  callConc: quick ? 640 : 960,
+  callSeq: quick ? 300 : 1000,
+  callConc: quick ? 640 : 1920,
   /** Calls before the clock starts: long-lived clients run optimized code. */
   callWarmup: quick ? 300 : 800,
   catalogTools: 10_000,
