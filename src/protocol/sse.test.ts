@@ -87,6 +87,16 @@ describe('SSEDecoder', () => {
     expect(seen).toEqual(['id p', 'event p ', 'retry 20', 'id 1', 'event 1 a', 'id ', 'event  b']);
   });
 
+  it('reports the id of an event block that carries only an id (a resume point without data)', () => {
+    const seen: string[] = [];
+    const decoder = new SSEDecoder(1000, {
+      onEvent: (event) => seen.push(`event ${event.data}`),
+      onId: (id) => seen.push(`id ${id}`),
+    });
+    decoder.push(new TextEncoder().encode('id: only\n\ndata: x\n\n'));
+    expect(seen).toEqual(['id only', 'event x']);
+  });
+
   it('does not count keep-alive comments toward the cap of one event', () => {
     let events = 0;
     const decoder = new SSEDecoder(64, { onEvent: () => events++ });
