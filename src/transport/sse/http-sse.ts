@@ -19,16 +19,12 @@ import {
   AxMCPSSRFError,
   AxMCPTransportError,
 } from '../../protocol/errors.js';
-import type {
-  JSONRPCMessage,
-  JSONRPCNotification,
-  JSONRPCRequest,
-  JSONRPCResponse,
-} from '../../protocol/jsonrpc.js';
+import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import { readSSE, type SSEEvent } from '../../protocol/sse.js';
+import type { SessionConnection } from '../connected-session.js';
+import { ConnectedTransport } from '../connected-transport.js';
 import { AxMCPMessageChannel } from '../message-channel.js';
-import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
-import { ConnectedSession, type SessionConnection } from './connected-session.js';
+import type { AxMCPTransport } from '../types.js';
 
 /** Options of {@link AxMCPHTTPSSETransport}. */
 export interface AxMCPHTTPSSETransportOptions {
@@ -68,7 +64,7 @@ const MAX_CHALLENGES = 3;
  * await client.callTool('echo', { message: 'hi' });
  * ```
  */
-export class AxMCPHTTPSSETransport implements AxMCPTransport {
+export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTransport {
   readonly kind = 'sse' as const;
   readonly endpoint: string;
   readonly endpointKey: string;
@@ -78,10 +74,10 @@ export class AxMCPHTTPSSETransport implements AxMCPTransport {
   readonly #fetch: (input: string | URL, init?: RequestInit) => Promise<Response>;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
-  readonly #session: ConnectedSession;
   #connections = 0;
 
   constructor(url: string | URL, options: AxMCPHTTPSSETransportOptions = {}) {
+    super();
     this.#url = new URL(url);
     if (this.#url.username || this.#url.password) {
       throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
@@ -98,50 +94,9 @@ export class AxMCPHTTPSSETransport implements AxMCPTransport {
     };
     if (options.fetch) guard.fetch = options.fetch;
     this.#fetch = createGuardedFetch(guard);
-    this.#session = new ConnectedSession({ endpoint: this.endpoint, open: (signal) => this.#open(signal) });
   }
 
-  /** The session id the server put in the `endpoint` URI (or a local name when it gave none). */
-  get sessionId(): string | undefined {
-    return this.#session.sessionId;
-  }
-
-  setHandlers(handlers: AxMCPTransportHandlers): void {
-    this.#session.setHandlers(handlers);
-  }
-
-  /** Opens the GET stream and waits for the `endpoint` event. Idempotent. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#session.start(signal);
-  }
-
-  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
-    return this.#session.request(message, options);
-  }
-
-  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
-    return this.#session.notify(message, options);
-  }
-
-  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
-    return this.#session.respond(message, options);
-  }
-
-  resetSession(): void {
-    this.#session.resetSession();
-  }
-
-  /** A stream that ends when the GET stream drops (server messages reach the handlers directly). */
-  openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
-    return this.#session.openEventStream(options);
-  }
-
-  /** Closes the GET stream; pending requests reject with code `closed`. Idempotent. */
-  close(): Promise<void> {
-    return this.#session.close();
-  }
-
-  async #open(closing: AbortSignal): Promise<SessionConnection> {
+  protected async openConnection(closing: AbortSignal): Promise<SessionConnection> {
     const stream = new AbortController();
     const link = linkAbort(closing);
     const opening = setTimeout(

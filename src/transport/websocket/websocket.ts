@@ -6,15 +6,11 @@
 import { type AxMCPSSRFOptions, assertURLAllowed, redactURL } from '../../net/ssrf.js';
 import { linkAbort } from '../../protocol/abort.js';
 import { type AxMCPError, AxMCPTransportError } from '../../protocol/errors.js';
-import type {
-  JSONRPCMessage,
-  JSONRPCNotification,
-  JSONRPCRequest,
-  JSONRPCResponse,
-} from '../../protocol/jsonrpc.js';
+import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
+import type { SessionConnection } from '../connected-session.js';
+import { ConnectedTransport } from '../connected-transport.js';
 import { AxMCPMessageChannel } from '../message-channel.js';
-import { ConnectedSession, type SessionConnection } from '../sse/connected-session.js';
-import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
+import type { AxMCPTransport } from '../types.js';
 
 /** An event handler property, compared bivariantly so that runtime-specific event types fit. */
 type AxMCPSocketHandler<E> = { handle(event: E): void }['handle'];
@@ -73,18 +69,18 @@ const utf8 = new TextDecoder('utf-8');
  * const client = new AxMCPClient(transport, { namespace: 'example' });
  * ```
  */
-export class AxMCPWebSocketTransport implements AxMCPTransport {
+export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCPTransport {
   readonly kind = 'websocket' as const;
   readonly endpoint: string;
   readonly endpointKey: string;
 
   readonly #url: URL;
   readonly #options: AxMCPWebSocketTransportOptions;
-  readonly #session: ConnectedSession;
   readonly #maxBytes: number;
   #connections = 0;
 
   constructor(url: string | URL, options: AxMCPWebSocketTransportOptions = {}) {
+    super();
     this.#url = new URL(url);
     if (this.#url.protocol !== 'ws:' && this.#url.protocol !== 'wss:') {
       throw new AxMCPTransportError(
@@ -100,50 +96,9 @@ export class AxMCPWebSocketTransport implements AxMCPTransport {
     this.endpointKey = this.#url.href;
     this.#options = options;
     this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
-    this.#session = new ConnectedSession({ endpoint: this.endpoint, open: (signal) => this.#open(signal) });
   }
 
-  /** A local name for the current connection's session (`ws-1`, `ws-2`, …). */
-  get sessionId(): string | undefined {
-    return this.#session.sessionId;
-  }
-
-  setHandlers(handlers: AxMCPTransportHandlers): void {
-    this.#session.setHandlers(handlers);
-  }
-
-  /** Opens the socket. Idempotent. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#session.start(signal);
-  }
-
-  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
-    return this.#session.request(message, options);
-  }
-
-  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
-    return this.#session.notify(message, options);
-  }
-
-  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
-    return this.#session.respond(message, options);
-  }
-
-  resetSession(): void {
-    this.#session.resetSession();
-  }
-
-  /** A stream that ends when the socket drops (server messages reach the handlers directly). */
-  openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
-    return this.#session.openEventStream(options);
-  }
-
-  /** Closes the socket (code 1000); pending requests reject with code `closed`. Idempotent. */
-  close(): Promise<void> {
-    return this.#session.close();
-  }
-
-  async #open(closing: AbortSignal): Promise<SessionConnection> {
+  protected async openConnection(closing: AbortSignal): Promise<SessionConnection> {
     const Ctor =
       this.#options.WebSocket ?? (globalThis as { WebSocket?: AxMCPWebSocketConstructor }).WebSocket;
     if (!Ctor) {

@@ -20,15 +20,15 @@ import {
   AxMCPSessionExpiredError,
   AxMCPTimeoutError,
   AxMCPTransportError,
-} from '../../protocol/errors.js';
-import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../../protocol/jsonrpc.js';
-import type { AxMCPMessageChannel } from '../message-channel.js';
+} from '../protocol/errors.js';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+import type { AxMCPMessageChannel } from './message-channel.js';
 import type {
   AxMCPEventStream,
   AxMCPSendOptions,
   AxMCPStreamMessage,
   AxMCPTransportHandlers,
-} from '../types.js';
+} from './types.js';
 
 /** One open connection, as a binding reports it to {@link ConnectedSession}. */
 export interface SessionConnection {
