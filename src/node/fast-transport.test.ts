@@ -210,6 +210,21 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     });
   });
 
+  it('fails an SSE answer typed when the connection breaks before the answer', async () => {
+    const url = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(
+        `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: {} })}\n\n`,
+      );
+      setTimeout(() => req.socket.destroy(), 10);
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, retry: false });
+    cleanups.push(() => transport.close());
+    await expect(transport.request({ jsonrpc: '2.0', id: 1, method: 'tools/call' })).rejects.toMatchObject({
+      code: 'stream_ended',
+    });
+  });
+
   it('caps a JSON answer at maxResponseBytes', async () => {
     const url = await serve((_req, res, body) => {
       const { id } = JSON.parse(body) as { id: number };

@@ -26,7 +26,13 @@ import {
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
 } from '../transport/http/streamable-http.js';
-import { type AxMCPNodeFetch, createNodeFetch, guardLookup, requestError } from './node-fetch.js';
+import {
+  type AxMCPNodeFetch,
+  createNodeFetch,
+  guardLookup,
+  onBodyBreak,
+  requestError,
+} from './node-fetch.js';
 
 /** Options of {@link AxMCPNodeHTTPTransport}. */
 export interface AxMCPNodeHTTPTransportOptions extends Omit<AxMCPStreamableHTTPTransportOptions, 'fetch'> {
@@ -527,7 +533,6 @@ interface Sink {
  */
 class NodeBody implements AxMCPChunkPushingBody {
   readonly #res: http.IncomingMessage;
-  readonly #url: URL;
   readonly #onFinish: () => void;
   readonly #queue: Uint8Array[] = [];
   #head = 0;
@@ -545,7 +550,6 @@ class NodeBody implements AxMCPChunkPushingBody {
 
   constructor(res: http.IncomingMessage, url: URL, onFinish: () => void) {
     this.#res = res;
-    this.#url = url;
     this.#onFinish = onFinish;
     res.on('data', (chunk: Buffer) => this.#push(chunk));
     res.on('end', () => {
@@ -553,25 +557,7 @@ class NodeBody implements AxMCPChunkPushingBody {
       this.#finish();
       this.#wake();
     });
-    res.on('error', (error) =>
-      this.fail(
-        error instanceof AxMCPError
-          ? error
-          : new AxMCPTransportError('stream_ended', 'The response body broke off', {
-              endpoint: redactURL(url),
-              cause: error,
-            }),
-      ),
-    );
-    res.on('close', () => {
-      if (!res.complete) {
-        this.fail(
-          new AxMCPTransportError('stream_ended', 'The connection closed before the response body ended', {
-            endpoint: redactURL(this.#url),
-          }),
-        );
-      }
-    });
+    onBodyBreak(res, url, (error) => this.fail(error));
   }
 
   get locked(): boolean {

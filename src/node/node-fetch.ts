@@ -276,29 +276,7 @@ function bodyStream(
         res.on('end', () => {
           if (finish()) c.close();
         });
-        res.on('error', (error) =>
-          fail(
-            error instanceof AxMCPError
-              ? error
-              : new AxMCPTransportError('stream_ended', 'The response body broke off', {
-                  endpoint: redactURL(url),
-                  cause: error,
-                }),
-          ),
-        );
-        res.on('close', () => {
-          if (!res.complete) {
-            fail(
-              new AxMCPTransportError(
-                'stream_ended',
-                'The connection closed before the response body ended',
-                {
-                  endpoint: redactURL(url),
-                },
-              ),
-            );
-          }
-        });
+        onBodyBreak(res, url, fail);
       },
       pull() {
         res.resume();
@@ -311,6 +289,29 @@ function bodyStream(
     { highWaterMark: BODY_HIGH_WATER_MARK, size: (chunk) => chunk.byteLength },
   );
   return { stream, fail };
+}
+
+/** Fails a response body with a typed `stream_ended` when its connection breaks or closes before the end. */
+export function onBodyBreak(res: http.IncomingMessage, url: URL, fail: (error: AxMCPError) => void): void {
+  res.on('error', (error) =>
+    fail(
+      error instanceof AxMCPError
+        ? error
+        : new AxMCPTransportError('stream_ended', 'The response body broke off', {
+            endpoint: redactURL(url),
+            cause: error,
+          }),
+    ),
+  );
+  res.on('close', () => {
+    if (!res.complete) {
+      fail(
+        new AxMCPTransportError('stream_ended', 'The connection closed before the response body ended', {
+          endpoint: redactURL(url),
+        }),
+      );
+    }
+  });
 }
 
 /** A failed node:http exchange as a typed transport error, the URL redacted. */
