@@ -24,7 +24,7 @@ import {
   axMCPOAuth,
 } from '../src/index.js';
 import { AxMCPFileTokenStore } from '../src/node.js';
-import { type LoopbackServer, listenLoopback, readBody, tryParseJson } from './servers/node-http.js';
+import { type LoopbackServer, listenLoopback, parseJson, readBody } from './servers/node-http.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -182,7 +182,7 @@ async function startProtectedServer(as: AuthorizationServer, names: string[]): P
       return;
     }
     const name = endpoint[1]!;
-    const body = req.method === 'POST' ? tryParseJson(await readBody(req)) : undefined;
+    const body = req.method === 'POST' ? parseJson(await readBody(req)) : undefined;
     const refuse = (status: number, params: string) => {
       res.statusCode = status;
       res.setHeader('www-authenticate', `Bearer ${params}, resource_metadata="${prmOf(name)}"`);

@@ -136,7 +136,8 @@ export async function writeWebResponse(res: ServerResponse, response: Response):
   }
 }
 
-function drained(res: ServerResponse): Promise<void> {
+/** Resolves when `res` can take more data (or closed); leaves no listeners behind. */
+export function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const go = () => {
       res.off('drain', go);

@@ -13,11 +13,11 @@ import {
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import {
   disconnectSignal,
-  jsonRpcErrorResponse,
   listenLoopback,
+  parseJson,
   readBody,
+  rpcErrorResponse,
   toWebRequest,
-  tryParseJson,
   writeWebResponse,
 } from './node-http.js';
 
@@ -154,9 +154,9 @@ export async function startAppsServer(outsideScript: string): Promise<AppsPeer> 
   const http = await listenLoopback((req, res) => {
     void (async () => {
       if (!req.url?.startsWith('/mcp'))
-        return writeWebResponse(res, jsonRpcErrorResponse(404, -32601, 'Not found'));
+        return writeWebResponse(res, rpcErrorResponse(404, -32601, 'Not found'));
       const body = req.method === 'POST' ? await readBody(req) : undefined;
-      const parsed = tryParseJson(body) as { method?: string; params?: Record<string, unknown> } | undefined;
+      const parsed = parseJson(body) as { method?: string; params?: Record<string, unknown> } | undefined;
       const meta = parsed?.params?._meta as Record<string, unknown> | undefined;
       const capabilities = meta?.['io.modelcontextprotocol/clientCapabilities'];
       if (capabilities !== undefined) stats.clientCapabilities = capabilities;

@@ -4,7 +4,7 @@
  * Notifications and responses from the client always get 202.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { drained, listenLoopback, readBody, tryParseJson } from './node-http.js';
+import { drained, listenLoopback, parseJson, readBody } from './node-http.js';
 
 /** How the server answers requests (other than `initialize`, unless `includeInitialize`). */
 export type HostileMode =
@@ -233,7 +233,7 @@ export async function startHostileServer(options: HostileOptions = {}): Promise<
     const headers = new Headers();
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
       headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-    const parsed = tryParseJson(body);
+    const parsed = parseJson(body);
     const rpcMethod = isRecord(parsed) && typeof parsed.method === 'string' ? parsed.method : undefined;
     if (requests.length >= 1000) requests.shift();
     requests.push({

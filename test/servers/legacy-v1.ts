@@ -10,15 +10,14 @@ import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
-  type JSONRPCMessage,
   McpError,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { SessionEventStore } from '../../src/demo/event-store.js';
 import { allContentResult, GREETING_NAMES, TINY_PNG_BASE64, textResult } from './content.js';
-import { MemoryEventStore } from './event-store.js';
-import { listenLoopback, onHeadersSent, readBody, sendJsonRpcError, tryParseJson } from './node-http.js';
+import { listenLoopback, onHeadersSent, parseJson, readBody, sendJsonRpcError } from './node-http.js';
 import {
   createPeerStats,
   forgetSession,
@@ -184,7 +183,7 @@ export async function startLegacyV1Server(options: LegacyV1Options = {}): Promis
       subscriptions,
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        eventStore: new MemoryEventStore<JSONRPCMessage>(),
+        eventStore: new SessionEventStore(5_000),
         retryInterval: options.retryInterval ?? 1000,
         enableJsonResponse: options.jsonResponse ?? false,
         onsessioninitialized: (id) => {
@@ -213,7 +212,7 @@ export async function startLegacyV1Server(options: LegacyV1Options = {}): Promis
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     if (req.method === 'POST' && body === undefined)
       return sendJsonRpcError(res, 413, -32000, 'Body too large');
-    const parsed = tryParseJson(body);
+    const parsed = parseJson(body);
     if (req.method === 'POST' && parsed === undefined)
       return sendJsonRpcError(res, 400, -32700, 'Parse error');
     const sessionId = header('mcp-session-id');

@@ -10,7 +10,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type CallToolResult,
   completable,
-  type JSONRPCMessage,
   type LoggingLevel,
   McpServer,
   ProtocolError,
@@ -23,6 +22,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import { SessionEventStore } from '../../src/demo/event-store.js';
 import {
   allContentResult,
   ELICIT_DEFAULTS_SCHEMA,
@@ -33,15 +33,14 @@ import {
   TINY_PNG_BASE64,
   textResult,
 } from './content.js';
-import { MemoryEventStore } from './event-store.js';
 import {
   disconnectSignal,
-  jsonRpcErrorResponse,
   listenLoopback,
+  parseJson,
   readBody,
+  rpcErrorResponse,
   sendJsonRpcError,
   toWebRequest,
-  tryParseJson,
   writeWebResponse,
 } from './node-http.js';
 import {
@@ -410,7 +409,7 @@ export async function startLegacyV2Server(options: LegacyV2Options = {}): Promis
       subscriptions,
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        eventStore: new MemoryEventStore<JSONRPCMessage>(),
+        eventStore: new SessionEventStore(5_000),
         retryInterval,
         enableJsonResponse: options.jsonResponse ?? false,
         ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
@@ -441,19 +440,19 @@ export async function startLegacyV2Server(options: LegacyV2Options = {}): Promis
     if (req.method === 'POST' && body === undefined)
       return sendJsonRpcError(res, 413, -32000, 'Body too large');
     const sessionId = header('mcp-session-id');
-    const parsed = tryParseJson(body);
+    const parsed = parseJson(body);
     recordMessages(stats, parsed, sessionId);
     let response: Response;
     const session = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (sessionId !== undefined && session === undefined) {
-      response = jsonRpcErrorResponse(404, -32001, 'Session not found');
+      response = rpcErrorResponse(404, -32001, 'Session not found');
     } else if (session !== undefined) {
       response = await session.transport.handleRequest(toWebRequest(req, body, disconnectSignal(res)));
     } else if (req.method === 'POST' && isInitializeBody(parsed)) {
       const fresh = await openSession();
       response = await fresh.transport.handleRequest(toWebRequest(req, body, disconnectSignal(res)));
     } else {
-      response = jsonRpcErrorResponse(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      response = rpcErrorResponse(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
     recordHttp(stats, req.method === 'GET' ? header('last-event-id') : undefined, response.status);
     if (req.method === 'GET' && response.status === 200 && sessionId !== undefined) {

@@ -20,11 +20,11 @@ import {
 import * as z from 'zod';
 import {
   disconnectSignal,
-  jsonRpcErrorResponse,
   listenLoopback,
+  parseJson,
   readBody,
+  rpcErrorResponse,
   toWebRequest,
-  tryParseJson,
   writeWebResponse,
 } from './node-http.js';
 
@@ -432,13 +432,13 @@ export async function startModernServer(options: ModernPeerOptions = {}): Promis
   const http = await listenLoopback((req, res) => {
     void (async () => {
       if (!req.url?.startsWith('/mcp'))
-        return writeWebResponse(res, jsonRpcErrorResponse(404, -32601, 'Not found'));
+        return writeWebResponse(res, rpcErrorResponse(404, -32601, 'Not found'));
       const body = req.method === 'POST' ? await readBody(req) : undefined;
       if (req.method === 'POST' && body === undefined) {
-        return writeWebResponse(res, jsonRpcErrorResponse(413, -32000, 'Body too large'));
+        return writeWebResponse(res, rpcErrorResponse(413, -32000, 'Body too large'));
       }
       const request = toWebRequest(req, body, disconnectSignal(res));
-      const parsed = tryParseJson(body);
+      const parsed = parseJson(body);
       record(parsed, request.headers);
       const response = inject(parsed) ?? (await handler.fetch(request));
       await writeWebResponse(res, response);
