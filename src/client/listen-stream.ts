@@ -149,7 +149,12 @@ export class ListenStream {
     const next = this.#open(wanted);
     this.#current = next;
     // The old stream keeps delivering until the new one is acknowledged, and a little after.
-    if (previous?.id !== undefined) this.#retiring.set(previous.id, previous);
+    // Copies are paired from now on: once the server holds the new stream it sends an event on
+    // both, and the old stream's copy may be read before the new stream's acknowledgement.
+    if (previous?.id !== undefined) {
+      this.#retiring.set(previous.id, previous);
+      this.#overlap ??= new Map();
+    }
     try {
       const honoured = await next.acked;
       this.#markReady();
@@ -159,6 +164,7 @@ export class ListenStream {
       if (this.#current === next) {
         this.#current = previous;
         if (previous?.id !== undefined) this.#retiring.delete(previous.id);
+        if (this.#retiring.size === 0) this.#overlap = undefined;
       } else if (previous) this.#retire(previous);
       next.controller.abort();
       throw error;
