@@ -349,6 +349,43 @@ describe('2025-11-25 task draft on the demo (legacy leg)', () => {
     expect(error).toMatchObject({ code: 'task_cancelled' });
   });
 
+  it('aborting a call while its task is being created still cancels that task on the server', async () => {
+    // The answer that names the task arrives only after the caller gave up.
+    const slow = httpClient(
+      server.url,
+      { era: 'legacy', timeoutMs: 10_000 },
+      {
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+          }
+          return response;
+        },
+      },
+    );
+    try {
+      await slow.init();
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('gave up')), 50);
+      const started = Date.now();
+      const error = await rejection(
+        slow.callTool(REINDEX, { scope: 'abandoned' }, { signal: controller.signal }),
+      );
+      expect(error).toMatchObject({ code: 'aborted' });
+      // The caller is not kept waiting for the task's id…
+      expect(Date.now() - started).toBeLessThan(250);
+      // …and the task the call created does not run on orphaned.
+      await eventually(
+        () => server.state().tasks.some((task) => task.scope === 'abandoned' && task.status === 'cancelled'),
+        5_000,
+        'the abandoned task to be cancelled',
+      );
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a failed draft task rejects with task_failed', async () => {
     const known = server.state().tasks.length;
     const call = client.callTool(REINDEX, { scope: 'broken' });

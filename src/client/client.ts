@@ -4,6 +4,7 @@ import {
   AxMCPError,
   AxMCPProtocolError,
   AxMCPSessionExpiredError,
+  AxMCPTimeoutError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
   RPC,
@@ -90,6 +91,8 @@ const RECONNECT_LOOK_DELAY_MS = 500;
 export const MANUAL_OWNER = 'manual';
 
 const RESOLVED = Promise.resolve();
+/** How long an abandoned `tools/call` may still take to tell which task it created (to cancel it). */
+const TASK_CREATION_GRACE_MS = 10_000;
 
 const LIST_CHANGED: Record<string, AxMCPListKind[]> = {
   'notifications/tools/list_changed': ['tools'],
@@ -902,8 +905,73 @@ export class AxMCPClient {
     }
     const params: Record<string, unknown> = { name, arguments: args, ...extraParams };
     wire.tasks.augmentToolCall(params, tool, this.#identity?.capabilities ?? {});
-    const result = await this.#send({ method: 'tools/call', params, ...callOptions(options) });
+    const mayCreateTask =
+      params.task !== undefined || (wire instanceof ModernWire && this.#tasksNegotiated());
+    const result =
+      mayCreateTask && options.signal
+        ? await this.#sendKeepingTask(wire, params, options, options.signal)
+        : await this.#send({ method: 'tools/call', params, ...callOptions(options) });
     return wire.tasks.outcome(result);
+  }
+
+  /**
+   * A `tools/call` that may create a task, sent so that abandoning it never orphans the task:
+   * the caller's `signal` ends the wait at once, but the request itself runs on (at most
+   * {@link TASK_CREATION_GRACE_MS} more), and a task it turns out to have created is cancelled.
+   * Aborting the request instead would leave the server running a task nobody knows the id of.
+   */
+  async #sendKeepingTask(
+    wire: Wire,
+    params: Record<string, unknown>,
+    options: AxMCPCallOptions,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    if (signal.aborted)
+      throw new AxMCPTimeoutError('"tools/call" was aborted', { aborted: true, cause: signal.reason });
+    const request = linkAbort(this.#lifetime.signal);
+    const sending = this.#send({
+      method: 'tools/call',
+      params,
+      ...callOptions({ ...options, signal: request.signal }),
+    });
+    let onAbort = () => {};
+    const abandoned = new Promise<never>((_resolve, reject) => {
+      onAbort = () =>
+        reject(new AxMCPTimeoutError('"tools/call" was aborted', { aborted: true, cause: signal.reason }));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const result = await Promise.race([sending, abandoned]);
+      request.dispose();
+      return result;
+    } catch (error) {
+      if (!signal.aborted) {
+        request.dispose();
+        throw error;
+      }
+      const grace = setTimeout(
+        () =>
+          request.abort(
+            new AxMCPTimeoutError('The abandoned task creation took too long', {
+              timeoutMs: TASK_CREATION_GRACE_MS,
+            }),
+          ),
+        TASK_CREATION_GRACE_MS,
+      );
+      sending
+        .then((result) => {
+          const outcome = wire.tasks.outcome(result);
+          return outcome.kind === 'task' ? wire.tasks.cancel(outcome.task.taskId) : undefined;
+        })
+        .catch(() => {})
+        .finally(() => {
+          clearTimeout(grace);
+          request.dispose();
+        });
+      throw error;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   async #awaitTask(task: AxMCPTask, options: AxMCPTaskWaitOptions): Promise<AxMCPCallToolResult> {
