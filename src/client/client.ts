@@ -958,6 +958,8 @@ export class AxMCPClient {
           ),
         TASK_CREATION_GRACE_MS,
       );
+      // The request in flight holds the process while it matters; the deadline need not.
+      (grace as { unref?: () => void }).unref?.();
       sending
         .then((result) => {
           const outcome = wire.tasks.outcome(result);
