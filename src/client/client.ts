@@ -133,6 +133,11 @@ export class AxMCPClient {
   readonly namespace: string;
   readonly transport: AxMCPTransport;
 
+  /** True when the transport plays back a recording: no server, no side effects. */
+  get replaysRecording(): boolean {
+    return this.transport.replaysRecording === true;
+  }
+
   readonly #options: AxMCPClientOptions;
   readonly #requests: InFlightRequests;
   readonly #catalog: Catalog;

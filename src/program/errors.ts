@@ -35,7 +35,12 @@ export type AxProgramErrorCode =
   /** The agent's sandbox (QuickJS WebAssembly) could not start. */
   | 'sandbox_failed'
   /** The agent or its sandbox session was closed. */
-  | 'closed';
+  | 'closed'
+  /**
+   * An evaluation met an MCP client with a live server behind it: every run would repeat its
+   * side effects. Replay a recording, or evaluate with `evaluationMode: 'live'` on purpose.
+   */
+  | 'live_mcp_in_evaluation';
 
 /** The base class of every error programs throw. */
 export class AxProgramError extends Error {

@@ -23,6 +23,14 @@ export {
 export { type AxMCPChatOptions, type AxMCPChatResult, axMCPChat } from './chat.js';
 export type { AxMCPContextEntry } from './context-entries.js';
 export { AxProgramError, type AxProgramErrorCode, AxSignatureError } from './errors.js';
+export {
+  type AxEvaluableProgram,
+  type AxEvaluateOptions,
+  type AxEvaluationExample,
+  type AxEvaluationResult,
+  type AxEvaluationRun,
+  axEvaluate,
+} from './evaluate.js';
 export { type AxOutputReading, fieldSchema, objectSchema, readOutputs, validateInputs } from './fields.js';
 export {
   AxFlow,
@@ -38,6 +46,7 @@ export { type AxFunction, type AxFunctionContext, AxFunctionError } from './func
 export { AxGen, type AxGenForwardOptions, type AxGenOptions, type AxGenStreamChunk, ax } from './gen.js';
 export {
   type AxMCPClients,
+  type AxMCPEvaluationMode,
   AxMCPExecutionContext,
   type AxMCPInheritance,
   type AxProgramMCPClient,

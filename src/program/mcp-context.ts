@@ -22,7 +22,14 @@ export type AxProgramMCPClient = Pick<
   | 'cancelTask'
   | 'getPrompt'
   | 'readResource'
->;
+> &
+  Partial<Pick<AxMCPClient, 'replaysRecording'>>;
+
+/**
+ * How MCP is reached while a program is evaluated: from recordings (`'replay'`, the default) or
+ * from live servers (`'live'`), which must be asked for because every run repeats side effects.
+ */
+export type AxMCPEvaluationMode = 'replay' | 'live';
 
 /** One client or several: the `mcp` option. */
 export type AxMCPClients = AxProgramMCPClient | readonly AxProgramMCPClient[];
@@ -65,22 +72,39 @@ export class AxMCPExecutionContext {
   readonly #byNamespace: ReadonlyMap<string, AxProgramMCPClient>;
   readonly #memo: InitMemo;
   readonly #parent: AxMCPExecutionContext | undefined;
+  readonly #evaluation: AxMCPEvaluationMode | undefined;
   readonly #tasks = new Set<TrackedTask>();
 
   private constructor(
     clients: readonly AxProgramMCPClient[],
     memo: InitMemo,
     parent: AxMCPExecutionContext | undefined,
+    evaluation: AxMCPEvaluationMode | undefined,
   ) {
     this.#byNamespace = indexClients(clients);
     this.#clients = Object.freeze([...this.#byNamespace.values()]);
     this.#memo = memo;
     this.#parent = parent;
+    this.#evaluation = evaluation;
+    if (evaluation === 'replay') for (const client of this.#clients) refuseLive(client);
   }
 
-  /** A root context. Duplicate namespaces throw `duplicate_namespace`. */
-  static create(clients?: AxMCPClients): AxMCPExecutionContext {
-    return new AxMCPExecutionContext(clientList(clients), new InitMemo(), undefined);
+  /**
+   * A root context. Duplicate namespaces throw `duplicate_namespace`. With `evaluation`, it and
+   * every context derived from it belong to an evaluation: in `'replay'` mode a client with a
+   * live server behind it, given here or to any nested program, throws `live_mcp_in_evaluation`
+   * before anything is sent.
+   */
+  static create(
+    clients?: AxMCPClients,
+    options: { evaluation?: AxMCPEvaluationMode } = {},
+  ): AxMCPExecutionContext {
+    return new AxMCPExecutionContext(clientList(clients), new InitMemo(), undefined, options.evaluation);
+  }
+
+  /** The evaluation this context belongs to, if any. */
+  get evaluation(): AxMCPEvaluationMode | undefined {
+    return this.#evaluation;
   }
 
   /**
@@ -90,7 +114,7 @@ export class AxMCPExecutionContext {
    */
   derive(inheritance: AxMCPInheritance = 'all', own?: AxMCPClients): AxMCPExecutionContext {
     const inherited = this.#select(inheritance);
-    return new AxMCPExecutionContext([...inherited, ...clientList(own)], this.#memo, this);
+    return new AxMCPExecutionContext([...inherited, ...clientList(own)], this.#memo, this, this.#evaluation);
   }
 
   /** The clients, one per namespace, in the order they were given. */
@@ -227,6 +251,16 @@ function indexClients(clients: readonly AxProgramMCPClient[]): Map<string, AxPro
  * The context of one program run: the parent's (or an empty root's) clients filtered by
  * `inheritance`, plus the program's own clients.
  */
+function refuseLive(client: AxProgramMCPClient): void {
+  if (client.replaysRecording === true) return;
+  throw new AxProgramError(
+    'live_mcp_in_evaluation',
+    `Evaluation replays recorded MCP sessions: the client "${client.namespace}" talks to a live server, ` +
+      'and every run would repeat its side effects. Give it an AxMCPReplayTransport (record one with ' +
+      "`ax-mcp record` or recordAxMCPSession), or evaluate with evaluationMode: 'live' on purpose.",
+  );
+}
+
 export function runContext(
   own: AxMCPClients | undefined,
   parent: AxMCPExecutionContext | undefined,

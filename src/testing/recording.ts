@@ -82,6 +82,10 @@ export class AxMCPRecordingTransport implements AxMCPTransport {
     return this.inner.endpointKey;
   }
 
+  get replaysRecording(): boolean {
+    return this.inner.replaysRecording === true;
+  }
+
   get sessionId(): string | undefined {
     return this.inner.sessionId;
   }

@@ -3,16 +3,17 @@
  * effects (orders placed, mails sent). These helpers make replay the default and live MCP an
  * explicit choice. Isomorphic: no `node:` imports.
  */
+import type { AxMCPEvaluationMode } from '../program/mcp-context.js';
 import { AxMCPError } from '../protocol/errors.js';
 import type { AxMCPTransport } from '../transport/types.js';
 import type { AxMCPRecording } from './recording-format.js';
 import { type AxMCPReplayOptions, AxMCPReplayTransport } from './replay.js';
 
-/** How MCP is reached while a program is evaluated: from recordings (default) or live, which must be asked for. */
-export type AxMCPEvaluationMode = 'replay' | 'live';
+export type { AxMCPEvaluationMode } from '../program/mcp-context.js';
 
 /** True for an {@link AxMCPReplayTransport} (directly, or as the `inner` of a wrapping transport). */
 export function isAxMCPReplayTransport(transport: AxMCPTransport): boolean {
+  if (transport.replaysRecording === true) return true;
   let current: unknown = transport;
   for (let depth = 0; depth < 8 && current; depth++) {
     if (current instanceof AxMCPReplayTransport) return true;
@@ -22,9 +23,9 @@ export function isAxMCPReplayTransport(transport: AxMCPTransport): boolean {
 }
 
 /**
- * Refuses a live transport during evaluation unless `evaluationMode` is `'live'`. The program
- * layer calls this for every MCP client an evaluated program uses, before the first call.
- * Throws `AxMCPError('invalid_argument')` naming the endpoint.
+ * Refuses a live transport during evaluation unless `evaluationMode` is `'live'` (for code that
+ * evaluates without `axEvaluate`, which checks every client itself). Throws
+ * `AxMCPError('invalid_argument')` naming the endpoint.
  */
 export function assertAxMCPEvaluationTransport(
   transport: AxMCPTransport,

@@ -79,6 +79,7 @@ const SUBSCRIPTION_META = 'io.modelcontextprotocol/subscriptionId';
  */
 export class AxMCPReplayTransport implements AxMCPTransport {
   readonly kind: AxMCPTransport['kind'];
+  readonly replaysRecording: boolean;
   readonly endpoint: string;
   readonly endpointKey: string;
   /** The recorded era, read by the client's era classification instead of probing. */
@@ -104,6 +105,7 @@ export class AxMCPReplayTransport implements AxMCPTransport {
   constructor(recording: AxMCPRecording, options: AxMCPReplayOptions = {}) {
     this.recording = parseAxMCPRecording(structuredClone(recording));
     this.kind = this.recording.transportKind;
+    this.replaysRecording = true;
     this.endpoint = `replay:${this.recording.endpoint}`;
     this.endpointKey = this.endpoint;
     this.eraHint = this.recording.era;

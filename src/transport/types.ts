@@ -89,6 +89,11 @@ export interface AxMCPTransport {
   readonly endpoint: string;
   /** A stable key for this endpoint (the full URL for HTTP), used to remember its era. */
   readonly endpointKey: string;
+  /**
+   * True when no server is behind this transport: it plays back recorded traffic, so calls
+   * through it have no side effects (evaluation runs programs over such transports by default).
+   */
+  readonly replaysRecording?: boolean;
 
   setHandlers(handlers: AxMCPTransportHandlers): void;
 
