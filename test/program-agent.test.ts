@@ -112,6 +112,36 @@ describe('agent() with MCP and the sandbox', () => {
     await researcher.close();
   });
 
+  it('hands the media the evidence refers to to the responder as media, never to the actor', async () => {
+    const docs = client('docs');
+    const describer = agent('question:string -> description:string', { mcp: docs });
+    llm.script(
+      step(
+        [
+          'const all = await mcp.docs.tools.all_content({})',
+          'const image = all.content.find((block) => block.type === "image")',
+          'final("Describe the image", { image })',
+        ].join('\n'),
+      ),
+      answer({ description: 'a tiny picture' }),
+    );
+    expect(await describer.forward(ai, { question: 'What does the tool draw?' })).toEqual({
+      description: 'a tiny picture',
+    });
+    // The actor saw a reference only; the responder gets the picture itself, after its ref.
+    expect(bodyText(0, llm)).not.toContain(TINY_PNG_BASE64);
+    const responder = llm.requests[1]?.body.messages.findLast((m) => m.role === 'user');
+    const parts = responder?.content as { type: string; text?: string; image_url?: { url: string } }[];
+    expect(Array.isArray(parts)).toBe(true);
+    const ref = /media:\d+/.exec(String(parts[0]?.text))?.[0];
+    expect(ref).toMatch(/^media:\d+$/);
+    // The text naming the ref (the adapter joins adjacent text parts), then the image.
+    const image = parts.findIndex((part) => part.type === 'image_url');
+    expect(String(parts[image - 1]?.text).endsWith(`${ref}:`)).toBe(true);
+    expect(parts[image]).toMatchObject({ image_url: { url: `data:image/png;base64,${TINY_PNG_BASE64}` } });
+    await describer.close();
+  });
+
   it('an error, a refused call and a timed-out step are shown to the next turn', async () => {
     const docs = httpClient(server.url, {
       namespace: 'docs',

@@ -90,6 +90,24 @@ describe('ax() with MCP clients', () => {
     expect(toolMessage).toEqual({ role: 'tool', tool_call_id: callId, content: 'ping' });
   });
 
+  it('gives attachments to the model with the inputs, in the same message', async () => {
+    const program = ax('request:string -> summary:string');
+    llm.script(final({ summary: 'a picture' }));
+    await program.forward(
+      ai,
+      { request: 'What is this?' },
+      { attachments: [{ type: 'image', mimeType: 'image/png', data: TINY_PNG_BASE64 }] },
+    );
+    const content = messagesOf(llm.requests[0]).at(-1)?.content as {
+      type: string;
+      image_url?: { url: string };
+    }[];
+    expect(textOf(content)).toContain('request: What is this?');
+    expect(content.find((part) => part.type === 'image_url')).toMatchObject({
+      image_url: { url: `data:image/png;base64,${TINY_PNG_BASE64}` },
+    });
+  });
+
   it('sends an image tool result as an image part and keeps links, resources and structuredContent', async () => {
     const docs = client('docs');
     const program = ax('request:string -> summary:string', { mcp: docs });

@@ -2,7 +2,7 @@
  * `ax(signature, options)` / {@link AxGen}: a program that turns typed inputs into typed
  * outputs with a model, calling MCP tools and functions on the way.
  */
-import { type AxAIService, isAIService } from '../ai/types.js';
+import { type AxAIContentPart, type AxAIService, isAIService } from '../ai/types.js';
 import type { AxEventInputField } from '../events/input.js';
 import type { AxEventContext } from '../events/target.js';
 import { linkAbort } from '../protocol/abort.js';
@@ -58,6 +58,11 @@ export interface AxGenForwardOptions extends AxModelSettings {
   eventContext?: AxEventContext;
   /** MCP progress, task and refusal events of this run. */
   onMCPEvent?: (event: AxMCPProgramEvent) => void;
+  /**
+   * Parts given to the model with the inputs, in the same message: an image to describe, a
+   * file to read. A service that cannot take a kind of media describes it to the model instead.
+   */
+  attachments?: readonly AxAIContentPart[];
 }
 
 /** What {@link AxGen.streamingForward} yields: outputs and MCP events on separate channels. */
@@ -195,7 +200,7 @@ export class AxGen<
       const messages = [
         systemMessage(this.signature, defaults.instructions, { structured, hasTools }),
         ...(contextMessage ? [contextMessage] : []),
-        inputMessage(this.signature, values, options.eventContext),
+        inputMessage(this.signature, values, options.eventContext, options.attachments),
       ];
       let output: Record<string, unknown> | undefined;
       let corrections = 0;

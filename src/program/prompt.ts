@@ -3,7 +3,7 @@
  * signature, the instructions, the rules about untrusted content) and a user message with
  * the inputs. Server content never enters the system message.
  */
-import type { AxAIMessage, AxAIResponseFormat } from '../ai/types.js';
+import type { AxAIContentPart, AxAIMessage, AxAIResponseFormat } from '../ai/types.js';
 import type { AxEventContext } from '../events/target.js';
 import { objectSchema, strictCompatible } from './fields.js';
 import type { AxField, AxSignature } from './signature.js';
@@ -50,6 +50,7 @@ export function inputMessage(
   signature: AxSignature,
   inputs: Record<string, unknown>,
   event: AxEventContext | undefined,
+  attachments: readonly AxAIContentPart[] = [],
 ): AxAIMessage {
   const lines: string[] = [];
   if (event) {
@@ -64,7 +65,9 @@ export function inputMessage(
     if (value === undefined) continue;
     lines.push(`${field.name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   }
-  return { role: 'user', content: lines.join('\n') };
+  const text = lines.join('\n');
+  if (attachments.length === 0) return { role: 'user', content: text };
+  return { role: 'user', content: [{ type: 'text', text }, ...attachments] };
 }
 
 /** The response format asking for the output fields, when the service enforces schemas. */

@@ -3,7 +3,7 @@
  * JavaScript steps that run in a QuickJS sandbox where MCP is reachable only through
  * `mcp.<namespace>.…`; a responder then turns the evidence into the signature's outputs.
  */
-import { type AxAIService, isAIService } from '../../ai/types.js';
+import { type AxAIContentPart, type AxAIService, isAIService } from '../../ai/types.js';
 import type { AxEventInputField } from '../../events/input.js';
 import type { AxEventContext } from '../../events/target.js';
 import { linkAbort } from '../../protocol/abort.js';
@@ -26,7 +26,7 @@ import type { AxModelSettings } from '../tool-loop.js';
 import { type AxAgentEvent, runActor } from './actor.js';
 import { type AgentCallable, CallableIndex } from './callables.js';
 import { AgentHost } from './host-api.js';
-import { responderInputs, responderProgram } from './responder.js';
+import { EVIDENCE_FIELD, responderInputs, responderMedia, responderProgram } from './responder.js';
 import { type AxAgentSandboxLimits, DEFAULT_LIMITS, type SandboxLimits, SandboxSession } from './sandbox.js';
 import {
   AgentLedger,
@@ -382,7 +382,9 @@ export class AxAgent<
         this.#contextFields,
         outcome.kind === 'final' ? outcome : { log: start.log },
       );
-      return (await this.#respond(service, responderIn, options, signal, hooks)) as Out;
+      // The media the evidence refers to reaches the responder as media, not as a reference.
+      const media = responderMedia(responderIn[EVIDENCE_FIELD], host.media);
+      return (await this.#respond(service, responderIn, options, signal, hooks, media)) as Out;
     } catch (error) {
       if (signal.aborted && !(error instanceof AxProgramError && error.code === 'aborted')) {
         throw new AxProgramError('aborted', 'The run was aborted', { cause: signal.reason ?? error });
@@ -451,12 +453,14 @@ export class AxAgent<
     options: AxAgentForwardOptions,
     signal: AbortSignal,
     hooks: RunHooks,
+    attachments: readonly AxAIContentPart[],
   ): Promise<Record<string, unknown>> {
     const runOptions = {
       ...modelSettings(this.#options, options),
       abortSignal: signal,
       mcpInheritance: 'none' as const,
       ...(options.eventContext ? { eventContext: options.eventContext } : {}),
+      ...(attachments.length > 0 ? { attachments } : {}),
     };
     if (!hooks.onOutput) return this.#responder.forward(ai, inputs, runOptions);
     let output: Record<string, unknown> | undefined;
