@@ -90,6 +90,33 @@ describe('ax() with MCP clients', () => {
     expect(toolMessage).toEqual({ role: 'tool', tool_call_id: callId, content: 'ping' });
   });
 
+  it('refuses more tools than the provider takes, typed and before any request, unless its limit says otherwise', async () => {
+    const big = await startLegacyV2Server({ toolCount: 200 });
+    const crowded = httpClient(big.url, { namespace: 'big', era: 'legacy' });
+    try {
+      const program = ax('question:string -> answer:string', { mcp: crowded });
+      const error = await program.forward(ai, { question: 'Anything' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AxProgramError);
+      expect(error).toMatchObject({
+        code: 'too_many_tools',
+        message: expect.stringContaining('at most 128'),
+      });
+      expect(llm.requests).toHaveLength(0);
+      const unbounded = new AxAIOpenAICompatible({
+        baseURL: llm.baseURL,
+        model: 'scripted',
+        maxRetries: 0,
+        capabilities: { maxTools: Number.POSITIVE_INFINITY },
+      });
+      llm.script(final({ answer: 'fine' }));
+      expect(await program.forward(unbounded, { question: 'Anything' })).toEqual({ answer: 'fine' });
+      expect(llm.requests[0]?.body.tools?.length).toBeGreaterThan(200);
+    } finally {
+      await crowded.close();
+      await big.close();
+    }
+  });
+
   it('gives attachments to the model with the inputs, in the same message', async () => {
     const program = ax('request:string -> summary:string');
     llm.script(final({ summary: 'a picture' }));

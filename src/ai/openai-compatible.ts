@@ -38,10 +38,14 @@ export interface AxAIOpenAICompatibleOptions extends AxAIHTTPSettings {
     structuredOutputs?: boolean;
     userParts?: Partial<AxAIMediaSupport>;
     toolResultParts?: Partial<AxAIMediaSupport>;
+    /** The most tools one request may offer (default 128, as OpenAI's API; `Infinity` for none). */
+    maxTools?: number;
   };
 }
 
 const DEFAULT_MEDIA: AxAIMediaSupport = { image: true, audio: false, file: false };
+/** OpenAI's chat completions API refuses more tools than this in one request. */
+const DEFAULT_MAX_TOOLS = 128;
 
 const tracer = trace.getTracer('ax-mcp');
 
@@ -104,6 +108,7 @@ export class AxAIOpenAICompatible implements AxAIService {
       structuredOutputs: caps.structuredOutputs ?? true,
       userParts: Object.freeze({ ...DEFAULT_MEDIA, ...caps.userParts }),
       toolResultParts: Object.freeze({ ...DEFAULT_MEDIA, ...caps.toolResultParts }),
+      maxTools: caps.maxTools ?? DEFAULT_MAX_TOOLS,
     });
     this.#headers = {
       ...options.headers,

@@ -29,6 +29,8 @@ export interface AxAICapabilities {
   userParts: AxAIMediaSupport;
   /** Media the service takes from tool results (natively or attached right after them). */
   toolResultParts: AxAIMediaSupport;
+  /** The most tools one request may offer (OpenAI's API takes 128); absent when unbounded. */
+  maxTools?: number;
 }
 
 /** A piece of text. */

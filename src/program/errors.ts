@@ -16,6 +16,8 @@ export type AxProgramErrorCode =
   | 'duplicate_namespace'
   /** Two tools (MCP or functions) that would reach the provider under one name. */
   | 'tool_name_collision'
+  /** More tools than the AI service takes in one request (its `capabilities.maxTools`). */
+  | 'too_many_tools'
   /** `mcpInheritance` names a namespace the parent does not have, or names one twice. */
   | 'invalid_inheritance'
   /** The model's final answer does not match the output fields, after every correction. */

@@ -73,6 +73,16 @@ export async function runToolLoop(run: ToolLoopRun): Promise<ToolLoopResult> {
         ...(run.responseFormat ? { responseFormat: run.responseFormat } : {}),
       };
       if (toolset.tools.length > 0) {
+        const limit = run.ai.capabilities.maxTools;
+        if (limit !== undefined && toolset.tools.length > limit) {
+          // Before the provider refuses it with a 400 that names no tool source.
+          throw new AxProgramError(
+            'too_many_tools',
+            `The program offers ${toolset.tools.length} tools; ${run.ai.name} takes at most ${limit} in one request. ` +
+              "Narrow them (the client's filterTools option, mcpInheritance, fewer clients), or use agent(), " +
+              'whose discover() keeps large catalogs out of the prompt.',
+          );
+        }
         request.tools = toolset.tools;
         if (run.toolChoice !== undefined) request.toolChoice = run.toolChoice;
       }
