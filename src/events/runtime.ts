@@ -45,6 +45,7 @@ export class AxEventRuntime {
   readonly #executor: Executor;
   readonly #inflight = new Map<string, { done: Promise<void>; controller: AbortController | null }>();
   readonly #work = new Doorbell();
+  #stopWatchingStore: (() => void) | undefined;
   readonly #progress = new Doorbell();
   readonly #stop = new AbortController();
   readonly #concurrency: number;
@@ -165,7 +166,11 @@ export class AxEventRuntime {
     this.#started = true;
     if (this.#o.coordination !== 'multi-worker') await this.store.recoverLeases({ now: this.clock.now() });
     for (const source of this.#sources.values()) await this.#startSource(source);
-    if (this.#o.scheduling !== 'host') this.#loop = this.#runLoop();
+    if (this.#o.scheduling !== 'host') {
+      // A shared store that can say when others made work claimable wakes the loop at once.
+      this.#stopWatchingStore = this.store.onWork?.(() => this.#work.ring());
+      this.#loop = this.#runLoop();
+    }
   }
 
   /**
@@ -361,6 +366,8 @@ export class AxEventRuntime {
   }
 
   async #close(drain: boolean): Promise<void> {
+    this.#stopWatchingStore?.();
+    this.#stopWatchingStore = undefined;
     for (const source of this.#startedSources) {
       try {
         await source.close();

@@ -259,6 +259,12 @@ export interface EventStore {
   readonly durability: AxEventDurability;
   readonly capabilities: AxEventStoreCapabilities;
   /**
+   * Optional: calls `listener` when work may have become claimable elsewhere (another process
+   * on a shared store), so a runtime's worker loop wakes at once instead of at its next poll.
+   * Returns the function that removes the listener. `AxPostgresEventStore` has it (`LISTEN`).
+   */
+  onWork?(listener: () => void): () => void;
+  /**
    * Record an event and its deliveries unless its dedupe key is known (then return the
    * original delivery ids), or report `full` without changing anything.
    */

@@ -624,6 +624,43 @@ describePg('AxPostgresEventWorker', () => {
     await store.close();
   });
 
+  it('a plain eventRuntime worker loop on the store wakes on NOTIFY too, not at its next poll', async () => {
+    const schema = freshSchema();
+    const store = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 4 });
+    const publisherStore = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const seen: number[] = [];
+    const routes = [
+      eventRoute('r')
+        .types('ping')
+        .wake(
+          eventTarget('t')
+            .retrySafety('idempotent')
+            .invoke(() => {
+              seen.push(Date.now());
+            })
+            .build(),
+        )
+        .build(),
+    ];
+    const worker = eventRuntime({ routes, store, coordination: 'multi-worker', pollIntervalMs: 60_000 });
+    await worker.start();
+    const publisher = eventRuntime({
+      routes,
+      store: publisherStore,
+      scheduling: 'host',
+      coordination: 'multi-worker',
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = Date.now();
+    await publisher.publish({ event: { id: 'p1', source: 's', type: 'ping' } });
+    await waitUntil(() => seen.length === 1, 3000);
+    expect((seen[0] as number) - sent).toBeLessThan(1500);
+    await worker.close();
+    await publisher.close();
+    await publisherStore.close();
+    await store.close();
+  });
+
   it('drains on close: stops claiming, lets the running delivery finish, leaves queued work to the fleet', async () => {
     const store = await open({ poolSize: 4 });
     let release: () => void = () => undefined;
