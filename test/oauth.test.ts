@@ -59,6 +59,7 @@ async function startAuthorizationServer(accessTokenTTL: number): Promise<Authori
   provider = new Provider(issuer, {
     features: {
       registration: { enabled: true },
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined as unknown as string,
@@ -397,6 +398,47 @@ describe('OAuth against oidc-provider', () => {
     expect(textOf(await third.callTool('read', {}))).toBe('read ok');
     expect(seen).toHaveLength(1);
     expect(as.grants).toEqual(['authorization_code', 'refresh_token']);
+  });
+
+  it('signOut revokes the tokens at the authorization server (RFC 7009), or only forgets them with revoke: false', async () => {
+    const { as, mcp } = await setup(3600, ['a', 'b']);
+    const store = new AxMCPMemoryTokenStore();
+    const seen: URL[] = [];
+    const oauth = axMCPOAuth({
+      redirectUri: REDIRECT_URI,
+      onAuthCode: headlessBrowser(seen),
+      tokenStore: store,
+      ssrfProtection: { allowLoopback: true },
+    });
+    const make = (name: string) => {
+      const transport = new AxMCPStreamableHTTPTransport(mcp.url(name), {
+        ssrfProtection: { allowLoopback: true },
+        authentication: oauth,
+      });
+      const created = new AxMCPClient(transport, { namespace: name, era: 'legacy', onWarning: () => {} });
+      cleanups.push(() => created.close());
+      return created;
+    };
+    const a = make('a');
+    const b = make('b');
+    await a.callTool('read', {});
+    await b.callTool('read', {});
+    const tokensA = store.get(mcp.url('a'))?.tokens;
+    const tokensB = store.get(mcp.url('b'))?.tokens;
+    expect(tokensA?.refreshToken).toBeDefined();
+    expect(await as.provider.AccessToken.find(tokensA!.accessToken)).toBeDefined();
+
+    await oauth.signOut(mcp.url('a'));
+    expect(store.get(mcp.url('a'))?.tokens).toBeUndefined();
+    expect(await as.provider.AccessToken.find(tokensA!.accessToken)).toBeUndefined();
+    expect(await as.provider.RefreshToken.find(tokensA!.refreshToken!)).toBeUndefined();
+    // Signed out: the next call authorizes again.
+    await a.callTool('read', {});
+    expect(seen).toHaveLength(3);
+
+    await oauth.signOut(mcp.url('b'), { revoke: false });
+    expect(store.get(mcp.url('b'))?.tokens).toBeUndefined();
+    expect(await as.provider.AccessToken.find(tokensB!.accessToken)).toBeDefined();
   });
 
   it('keeps tokens of two endpoints apart in one store, each for its own resource', async () => {

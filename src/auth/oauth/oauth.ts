@@ -42,6 +42,7 @@ import {
   toStoredTokens,
 } from './grants.js';
 import { OAuthHTTP, type OAuthHTTPOptions } from './http.js';
+import { revokeTokens } from './revocation.js';
 import {
   AxMCPMemoryTokenStore,
   type AxMCPOAuthRecord,
@@ -115,8 +116,12 @@ export interface AxMCPOAuthAuthentication extends AxMCPAuthentication {
     endpoint: string | URL,
     options?: { scopes?: readonly string[]; signal?: AbortSignal },
   ): Promise<void>;
-  /** Forgets the tokens of `endpoint` (registrations are kept). */
-  signOut(endpoint: string | URL): Promise<void>;
+  /**
+   * Forgets the tokens of `endpoint` (registrations are kept) and, unless `revoke: false`,
+   * revokes them at the authorization server (RFC 7009) when it offers revocation. A failed
+   * revocation is reported through `onWarning`: the tokens are forgotten either way.
+   */
+  signOut(endpoint: string | URL, options?: { revoke?: boolean; signal?: AbortSignal }): Promise<void>;
   toJSON(): Record<string, unknown>;
   toString(): string;
 }
@@ -215,7 +220,8 @@ class OAuthStrategy {
       observe: (response: AxMCPAuthenticationResponse) => this.observe(response),
       authorize: (endpoint: string | URL, opts?: { scopes?: readonly string[]; signal?: AbortSignal }) =>
         this.authorizeNow(endpoint, opts),
-      signOut: (endpoint: string | URL) => this.signOut(endpoint),
+      signOut: (endpoint: string | URL, opts?: { revoke?: boolean; signal?: AbortSignal }) =>
+        this.signOut(endpoint, opts),
       toJSON: () => ({ ...description }),
       toString: () => '[AxMCPAuthentication oauth]',
     });
@@ -366,9 +372,27 @@ class OAuthStrategy {
     }
   }
 
-  async signOut(endpoint: string | URL): Promise<void> {
+  async signOut(
+    endpoint: string | URL,
+    options: { revoke?: boolean; signal?: AbortSignal } = {},
+  ): Promise<void> {
     const state = await this.#state(new URL(endpoint));
+    const tokens = state.record.tokens;
+    // Forgotten first: signing out locally never waits on, or fails with, the server.
     await this.#setTokens(state, undefined);
+    if (tokens === undefined || options.revoke === false) return;
+    try {
+      state.server ??= await discoverAuthorizationServer(this.#http, tokens.issuer, options.signal);
+      if (state.server.metadata.issuer !== tokens.issuer) return;
+      const client = await this.#clientFor(state, options.signal, true);
+      await revokeTokens(this.#http, state.server.metadata, client, tokens, options.signal);
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      const code = error instanceof AxMCPError ? error.code : 'error';
+      this.#options.onWarning?.(
+        `Revoking the tokens of ${canonicalResource(state.endpoint)} failed (${code})`,
+      );
+    }
   }
 
   /** Scope selection: the challenge's `scope`, else the PRM's `scopes_supported`, else `scopes`, else none. */
