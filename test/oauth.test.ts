@@ -37,7 +37,10 @@ interface AuthorizationServer {
 }
 
 /** oidc-provider with short-lived access tokens for any resource, and auto-consent. */
-async function startAuthorizationServer(accessTokenTTL: number): Promise<AuthorizationServer> {
+async function startAuthorizationServer(
+  accessTokenTTL: number,
+  options: { requirePAR?: boolean } = {},
+): Promise<AuthorizationServer> {
   let provider: Provider | undefined;
   const grants: string[] = [];
   const server = await listenLoopback((req, res) => {
@@ -60,6 +63,10 @@ async function startAuthorizationServer(accessTokenTTL: number): Promise<Authori
     features: {
       registration: { enabled: true },
       revocation: { enabled: true },
+      pushedAuthorizationRequests: {
+        enabled: true,
+        requirePushedAuthorizationRequests: options.requirePAR ?? false,
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined as unknown as string,
@@ -268,8 +275,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 });
 
-async function setup(ttl: number, names = ['a']) {
-  const as = await startAuthorizationServer(ttl);
+async function setup(ttl: number, names = ['a'], options: { requirePAR?: boolean } = {}) {
+  const as = await startAuthorizationServer(ttl, options);
   cleanups.push(() => as.close());
   const mcp = await startProtectedServer(as, names);
   cleanups.push(() => mcp.close());
@@ -439,6 +446,27 @@ describe('OAuth against oidc-provider', () => {
     await oauth.signOut(mcp.url('b'), { revoke: false });
     expect(store.get(mcp.url('b'))?.tokens).toBeUndefined();
     expect(await as.provider.AccessToken.find(tokensB!.accessToken)).toBeDefined();
+  });
+
+  it('pushes the authorization request (RFC 9126) when the server requires it: the browser carries only a request_uri', async () => {
+    const { mcp } = await setup(3600, ['a'], { requirePAR: true });
+    const seen: URL[] = [];
+    const mcpClient = client(mcp.url('a'), { redirectUri: REDIRECT_URI, onAuthCode: headlessBrowser(seen) });
+    expect(textOf(await mcpClient.callTool('read', {}))).toBe('read ok');
+    expect(seen).toHaveLength(1);
+    const browser = seen[0]!;
+    expect(browser.searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+    expect(browser.searchParams.get('client_id')).toBeTruthy();
+    // PKCE, the resource and the scopes went to the server directly, not through the browser.
+    for (const name of ['code_challenge', 'resource', 'scope', 'redirect_uri', 'state'])
+      expect(browser.searchParams.has(name)).toBe(false);
+
+    const refusing = client(mcp.url('a'), {
+      redirectUri: REDIRECT_URI,
+      onAuthCode: headlessBrowser([]),
+      pushedAuthorizationRequests: false,
+    });
+    await expect(refusing.callTool('read', {})).rejects.toMatchObject({ code: 'oauth_unsupported' });
   });
 
   it('keeps tokens of two endpoints apart in one store, each for its own resource', async () => {

@@ -241,6 +241,7 @@ const URL_FIELDS = [
   'token_endpoint',
   'registration_endpoint',
   'revocation_endpoint',
+  'pushed_authorization_request_endpoint',
   'jwks_uri',
 ] as const;
 const LIST_FIELDS = [
@@ -275,6 +276,8 @@ function toMetadata(json: Record<string, unknown>, issuer: string): Authorizatio
   }
   if (json.client_id_metadata_document_supported === true)
     metadata.client_id_metadata_document_supported = true;
+  if (json.require_pushed_authorization_requests === true)
+    metadata.require_pushed_authorization_requests = true;
   return metadata as AuthorizationServer;
 }
 

@@ -71,11 +71,12 @@ function requestOptions(ctx: Pick<GrantContext, 'http' | 'signal' | 'dpop'>, wit
 }
 
 /** Runs a token request; once more when the server asks for a (new) DPoP nonce. */
-async function withNonceRetry(
+async function withNonceRetry<T = oauth.TokenEndpointResponse>(
   ctx: Pick<GrantContext, 'signal' | 'dpop'>,
   what: string,
-  attempt: () => Promise<oauth.TokenEndpointResponse>,
-): Promise<oauth.TokenEndpointResponse> {
+  attempt: () => Promise<T>,
+  failure: 'oauth_token_failed' | 'oauth_authorization_failed' = 'oauth_token_failed',
+): Promise<T> {
   try {
     try {
       return await attempt();
@@ -87,7 +88,7 @@ async function withNonceRetry(
     if (ctx.signal?.aborted || error instanceof AxMCPOAuthError) throw error;
     const context = oauthErrorContext(error);
     const detail = context.oauthError ? ` (${context.oauthError})` : '';
-    throw new AxMCPOAuthError('oauth_token_failed', `The ${what} request failed${detail}`, {
+    throw new AxMCPOAuthError(failure, `The ${what} request failed${detail}`, {
       cause: safeCause(error),
       ...context,
     });
@@ -128,6 +129,52 @@ export function toStoredTokens(
   return tokens;
 }
 
+/**
+ * Pushes the authorization parameters (RFC 9126) when the server requires it or the caller
+ * asked for it and the server offers it; returns what the browser's URL then carries
+ * (`client_id` and `request_uri`), or undefined to send `request` in the URL itself.
+ */
+async function pushIfWanted(
+  ctx: GrantContext & { pushedAuthorizationRequests?: boolean },
+  request: URLSearchParams,
+): Promise<URLSearchParams | undefined> {
+  const { as } = ctx;
+  const required = as.require_pushed_authorization_requests === true;
+  const offered = as.pushed_authorization_request_endpoint !== undefined;
+  if (ctx.pushedAuthorizationRequests === false) {
+    if (required) {
+      throw new AxMCPOAuthError(
+        'oauth_unsupported',
+        'The authorization server requires pushed authorization requests, which pushedAuthorizationRequests: false refuses',
+      );
+    }
+    return undefined;
+  }
+  if (!required && !(offered && ctx.pushedAuthorizationRequests === true)) return undefined;
+  if (!offered) {
+    throw new AxMCPOAuthError(
+      'oauth_discovery_failed',
+      'The authorization server requires pushed authorization requests but names no pushed_authorization_request_endpoint',
+    );
+  }
+  const pushed = await withNonceRetry(
+    ctx,
+    'pushed authorization',
+    async () => {
+      const response = await oauth.pushedAuthorizationRequest(
+        as,
+        ctx.client.client,
+        ctx.client.auth,
+        request,
+        requestOptions(ctx, true),
+      );
+      return oauth.processPushedAuthorizationResponse(as, ctx.client.client, response);
+    },
+    'oauth_authorization_failed',
+  );
+  return new URLSearchParams({ client_id: ctx.client.client.client_id, request_uri: pushed.request_uri });
+}
+
 /** The authorization code grant: PKCE, state, `iss`, the host's callback, the code exchange. */
 export async function authorizationCodeGrant(
   ctx: GrantContext & {
@@ -136,6 +183,8 @@ export async function authorizationCodeGrant(
     offlineAccess: boolean;
     /** `false` for 2025-03-26 servers without metadata: PKCE is sent without being advertised. */
     requirePKCEMetadata: boolean;
+    /** See `AxMCPOAuthOptions.pushedAuthorizationRequests`. */
+    pushedAuthorizationRequests?: boolean;
   },
 ): Promise<oauth.TokenEndpointResponse> {
   const { as } = ctx;
@@ -154,17 +203,20 @@ export async function authorizationCodeGrant(
   }
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint);
-  url.searchParams.set('response_type', 'code');
-  url.searchParams.set('client_id', ctx.client.client.client_id);
-  url.searchParams.set('redirect_uri', ctx.redirectUri);
-  url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
-  url.searchParams.set('code_challenge_method', 'S256');
-  url.searchParams.set('state', state);
+  const request = new URLSearchParams();
+  request.set('response_type', 'code');
+  request.set('client_id', ctx.client.client.client_id);
+  request.set('redirect_uri', ctx.redirectUri);
+  request.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
+  request.set('code_challenge_method', 'S256');
+  request.set('state', state);
   const scope = scopeParameter(as, ctx.scopes, ctx.offlineAccess);
-  if (scope !== undefined) url.searchParams.set('scope', scope);
-  url.searchParams.set('resource', ctx.resource);
-  if (ctx.dpop) url.searchParams.set('dpop_jkt', ctx.dpop.thumbprint);
+  if (scope !== undefined) request.set('scope', scope);
+  request.set('resource', ctx.resource);
+  if (ctx.dpop) request.set('dpop_jkt', ctx.dpop.thumbprint);
+  const url = new URL(as.authorization_endpoint);
+  const pushed = await pushIfWanted(ctx, request);
+  for (const [name, value] of pushed ?? request) url.searchParams.set(name, value);
 
   // The issuer is recorded with the verifier and state (RFC 9207): this request's own record.
   const expected = { issuer: as.issuer, state, verifier };

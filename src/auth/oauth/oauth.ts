@@ -93,6 +93,13 @@ export interface AxMCPOAuthOptions extends OAuthHTTPOptions {
   /** Add `offline_access` when the authorization server lists it, to get a refresh token (default `true`). */
   offlineAccess?: boolean;
   /**
+   * Pushed authorization requests (RFC 9126): the authorization parameters go to the server
+   * directly and the user's browser carries only a `request_uri`. Used whenever the server
+   * requires it (`require_pushed_authorization_requests`); `true` uses it whenever the server
+   * offers it; `false` never (an authorization the server requires it for then fails typed).
+   */
+  pushedAuthorizationRequests?: boolean;
+  /**
    * DPoP (RFC 9449) sender-constrained tokens: `true` always, `false` never, `'auto'` (default)
    * when the resource asks for DPoP and the authorization server supports ES256.
    */
@@ -548,6 +555,9 @@ class OAuthStrategy {
             onAuthCode,
             offlineAccess: this.#options.offlineAccess ?? true,
             requirePKCEMetadata: state.server!.source === 'prm',
+            ...(this.#options.pushedAuthorizationRequests === undefined
+              ? {}
+              : { pushedAuthorizationRequests: this.#options.pushedAuthorizationRequests }),
           });
         }
       }
