@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxAIOpenAICompatible } from '../src/ai/index.js';
+import { withAxMCPAppsExtension } from '../src/apps/index.js';
 import { AxMCPClient, AxMCPMemoryEraStore, AxMCPStreamableHTTPTransport } from '../src/index.js';
 import { AxProgramError, ax, axEvaluate } from '../src/program/index.js';
 import { type AxMCPRecording, AxMCPRecordingTransport, AxMCPReplayTransport } from '../src/testing.js';
@@ -85,6 +86,9 @@ describe('axEvaluate replays MCP unless live is asked for', () => {
       eraStore: new AxMCPMemoryEraStore(),
     });
     expect(replayed.replaysRecording).toBe(true);
+    // A wrapping transport (the Apps extension, a recorder) says what it wraps.
+    expect(withAxMCPAppsExtension(new AxMCPReplayTransport(recording)).replaysRecording).toBe(true);
+    expect(new AxMCPRecordingTransport(new AxMCPReplayTransport(recording)).replaysRecording).toBe(true);
     scriptEvaluation(llm, []);
     const result = await axEvaluate(ax('question:string -> answer:string'), ai, {
       mcp: replayed,

@@ -40,6 +40,10 @@ export class AxMCPAppsExtensionTransport implements AxMCPTransport {
   get endpointKey(): string {
     return this.inner.endpointKey;
   }
+
+  get replaysRecording(): boolean {
+    return this.inner.replaysRecording === true;
+  }
   get sessionId(): string | undefined {
     return this.inner.sessionId;
   }

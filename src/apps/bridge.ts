@@ -79,7 +79,11 @@ export interface AxMCPAppBridgeOptions {
   ): AxMCPAppDisplayMode | Promise<AxMCPAppDisplayMode>;
   /** Log messages of the view (`notifications/message`). */
   onLog?(params: Record<string, unknown>, source: AxMCPAppSource): void;
-  /** Errors nobody awaits: a failed send to the view, a refused request. */
+  /**
+   * Errors nobody awaits: a failed send to the view, a message that could not be handled.
+   * Refusals (by `authorize`, or of what the view may not ask) are answered to the view, not
+   * reported here: `authorize` already saw them.
+   */
   onError?(error: unknown): void;
   /** How this host introduces itself to the view (default `ax-mcp`). */
   hostInfo?: AxMCPImplementation;
