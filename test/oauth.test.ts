@@ -298,6 +298,28 @@ function client(url: string, oauth: AxMCPOAuthOptions, extra: { onLog?: (text: s
   return created;
 }
 
+/** One OAuth strategy with a memory store shared by clients of several endpoints of `mcp`. */
+function sharedStrategy(mcp: ProtectedServer) {
+  const store = new AxMCPMemoryTokenStore();
+  const seen: URL[] = [];
+  const oauth = axMCPOAuth({
+    redirectUri: REDIRECT_URI,
+    onAuthCode: headlessBrowser(seen),
+    tokenStore: store,
+    ssrfProtection: { allowLoopback: true },
+  });
+  const make = (name: string) => {
+    const transport = new AxMCPStreamableHTTPTransport(mcp.url(name), {
+      ssrfProtection: { allowLoopback: true },
+      authentication: oauth,
+    });
+    const created = new AxMCPClient(transport, { namespace: name, era: 'legacy', onWarning: () => {} });
+    cleanups.push(() => created.close());
+    return created;
+  };
+  return { store, seen, oauth, make };
+}
+
 function textOf(result: { content?: unknown[] }): string {
   return (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('');
 }
@@ -409,23 +431,7 @@ describe('OAuth against oidc-provider', () => {
 
   it('signOut revokes the tokens at the authorization server (RFC 7009), or only forgets them with revoke: false', async () => {
     const { as, mcp } = await setup(3600, ['a', 'b']);
-    const store = new AxMCPMemoryTokenStore();
-    const seen: URL[] = [];
-    const oauth = axMCPOAuth({
-      redirectUri: REDIRECT_URI,
-      onAuthCode: headlessBrowser(seen),
-      tokenStore: store,
-      ssrfProtection: { allowLoopback: true },
-    });
-    const make = (name: string) => {
-      const transport = new AxMCPStreamableHTTPTransport(mcp.url(name), {
-        ssrfProtection: { allowLoopback: true },
-        authentication: oauth,
-      });
-      const created = new AxMCPClient(transport, { namespace: name, era: 'legacy', onWarning: () => {} });
-      cleanups.push(() => created.close());
-      return created;
-    };
+    const { store, seen, oauth, make } = sharedStrategy(mcp);
     const a = make('a');
     const b = make('b');
     await a.callTool('read', {});
@@ -471,23 +477,7 @@ describe('OAuth against oidc-provider', () => {
 
   it('keeps tokens of two endpoints apart in one store, each for its own resource', async () => {
     const { mcp } = await setup(3600, ['a', 'b']);
-    const store = new AxMCPMemoryTokenStore();
-    const seen: URL[] = [];
-    const oauth = axMCPOAuth({
-      redirectUri: REDIRECT_URI,
-      onAuthCode: headlessBrowser(seen),
-      tokenStore: store,
-      ssrfProtection: { allowLoopback: true },
-    });
-    const make = (name: string) => {
-      const transport = new AxMCPStreamableHTTPTransport(mcp.url(name), {
-        ssrfProtection: { allowLoopback: true },
-        authentication: oauth,
-      });
-      const created = new AxMCPClient(transport, { namespace: name, era: 'legacy', onWarning: () => {} });
-      cleanups.push(() => created.close());
-      return created;
-    };
+    const { store, seen, oauth, make } = sharedStrategy(mcp);
     await make('a').callTool('read', {});
     await make('b').callTool('read', {});
     expect(seen.map((url) => url.searchParams.get('resource'))).toEqual([mcp.url('a'), mcp.url('b')]);

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AxManualEventClock } from '../events/clock.js';
 import { normalizeIngress } from '../events/envelope.js';
 import { eventPath } from '../events/path.js';
+import type { AxEventRouteDefinition } from '../events/route.js';
 import { eventRoute } from '../events/route-builder.js';
 import { eventRuntime } from '../events/runtime.js';
 import type { AxEventDeliveryDraft, EventStore } from '../events/store.js';
@@ -587,7 +588,13 @@ describePg('AxPostgresEventStore', () => {
 });
 
 describePg('AxPostgresEventWorker', () => {
-  it('sleeps without polling and wakes on NOTIFY when another process publishes', async () => {
+  /** A worker with a 60 s poll interval, idle; another process publishes: the worker must wake on NOTIFY. */
+  const wakesOnNotify = async (
+    startWorker: (
+      store: AxPostgresEventStore,
+      routes: AxEventRouteDefinition[],
+    ) => Promise<{ close(): Promise<void> }>,
+  ) => {
     const schema = freshSchema();
     const store = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 4 });
     const publisherStore = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
@@ -605,8 +612,7 @@ describePg('AxPostgresEventWorker', () => {
         )
         .build(),
     ];
-    const worker = new AxPostgresEventWorker({ store, routes, workerConcurrency: 2, pollIntervalMs: 60_000 });
-    await worker.start();
+    const worker = await startWorker(store, routes);
     const publisher = eventRuntime({
       routes,
       store: publisherStore,
@@ -622,44 +628,26 @@ describePg('AxPostgresEventWorker', () => {
     await publisher.close();
     await publisherStore.close();
     await store.close();
-  });
+  };
 
-  it('a plain eventRuntime worker loop on the store wakes on NOTIFY too, not at its next poll', async () => {
-    const schema = freshSchema();
-    const store = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 4 });
-    const publisherStore = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
-    const seen: number[] = [];
-    const routes = [
-      eventRoute('r')
-        .types('ping')
-        .wake(
-          eventTarget('t')
-            .retrySafety('idempotent')
-            .invoke(() => {
-              seen.push(Date.now());
-            })
-            .build(),
-        )
-        .build(),
-    ];
-    const worker = eventRuntime({ routes, store, coordination: 'multi-worker', pollIntervalMs: 60_000 });
-    await worker.start();
-    const publisher = eventRuntime({
-      routes,
-      store: publisherStore,
-      scheduling: 'host',
-      coordination: 'multi-worker',
-    });
-    await new Promise((r) => setTimeout(r, 300));
-    const sent = Date.now();
-    await publisher.publish({ event: { id: 'p1', source: 's', type: 'ping' } });
-    await waitUntil(() => seen.length === 1, 3000);
-    expect((seen[0] as number) - sent).toBeLessThan(1500);
-    await worker.close();
-    await publisher.close();
-    await publisherStore.close();
-    await store.close();
-  });
+  it('sleeps without polling and wakes on NOTIFY when another process publishes', () =>
+    wakesOnNotify(async (store, routes) => {
+      const worker = new AxPostgresEventWorker({
+        store,
+        routes,
+        workerConcurrency: 2,
+        pollIntervalMs: 60_000,
+      });
+      await worker.start();
+      return worker;
+    }));
+
+  it('a plain eventRuntime worker loop on the store wakes on NOTIFY too, not at its next poll', () =>
+    wakesOnNotify(async (store, routes) => {
+      const runtime = eventRuntime({ routes, store, coordination: 'multi-worker', pollIntervalMs: 60_000 });
+      await runtime.start();
+      return runtime;
+    }));
 
   it('drains on close: stops claiming, lets the running delivery finish, leaves queued work to the fleet', async () => {
     const store = await open({ poolSize: 4 });
