@@ -8,13 +8,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import process from 'node:process';
-import {
-  AxMCPError,
-  AxMCPProtocolError,
-  AxMCPTimeoutError,
-  AxMCPTransportError,
-  RPC,
-} from '../protocol/errors.js';
+import { raceAbort } from '../protocol/abort.js';
+import { type AxMCPError, AxMCPProtocolError, AxMCPTransportError, RPC } from '../protocol/errors.js';
 import type {
   JSONRPCMessage,
   JSONRPCNotification,
@@ -212,13 +207,15 @@ export class AxMCPStdioTransport implements AxMCPTransport {
 
   #connect(signal: AbortSignal | undefined): Promise<Connection> {
     if (this.#closing) return Promise.reject(this.#closedError());
-    if (signal?.aborted) return Promise.reject(abortError(this.endpoint, signal));
+    const what = `Waiting for ${this.endpoint} to start`;
+    // Aborted already: refused before anything is spawned.
+    if (signal?.aborted) return raceAbort(new Promise<Connection>(() => {}), signal, what, this.endpoint);
     const current = this.#current;
     if (current && !current.ending) return Promise.resolve(current);
     this.#starting ??= this.#spawn().finally(() => {
       this.#starting = undefined;
     });
-    return withAbort(this.#starting, signal, this.endpoint);
+    return raceAbort(this.#starting, signal, what, this.endpoint);
   }
 
   #ready(signal: AbortSignal | undefined): Promise<Connection> {
@@ -557,36 +554,6 @@ function quoteArg(arg: string): string {
 
 function clipArg(arg: string): string {
   return arg.length > 200 ? `${arg.slice(0, 200)}…` : arg;
-}
-
-function abortError(endpoint: string, signal: AbortSignal): AxMCPError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof AxMCPError) return reason;
-  const timedOut = (reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
-  return new AxMCPTimeoutError(`Waiting for ${endpoint} to start was ${timedOut ? 'timed out' : 'aborted'}`, {
-    aborted: !timedOut,
-    endpoint,
-    cause: reason,
-  });
-}
-
-/** Races `promise` with the signal; the listener is removed either way. */
-function withAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined, endpoint: string): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(endpoint, signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** Waits for `promise` at most `ms`; the timer never outlives the wait. */

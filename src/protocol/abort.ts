@@ -2,6 +2,7 @@
  * Abort plumbing that never piles listeners on long-lived signals: every link
  * returns a disposer, and callers dispose as soon as their operation ends.
  */
+import { AxMCPError, AxMCPTimeoutError } from './errors.js';
 
 /** A child controller aborted when any parent aborts; `dispose()` detaches it from the parents. */
 export interface LinkedAbort {
@@ -80,4 +81,43 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
 /** The error to throw for an aborted signal: its reason when that is an Error. */
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The operation was aborted', 'AbortError');
+}
+
+/**
+ * `promise`, or, as soon as `signal` aborts, a rejection: the signal's reason when it is an
+ * `AxMCPError`, else an `AxMCPTimeoutError` saying that `what` (e.g. "Connecting to X") was timed
+ * out or aborted. The listener is removed either way.
+ */
+export function raceAbort<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  what: string,
+  endpoint: string,
+): Promise<T> {
+  if (!signal) return promise;
+  const abortError = (): AxMCPError => {
+    const reason: unknown = signal.reason;
+    if (reason instanceof AxMCPError) return reason;
+    const timedOut = (reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
+    return new AxMCPTimeoutError(`${what} was ${timedOut ? 'timed out' : 'aborted'}`, {
+      aborted: !timedOut,
+      endpoint,
+      cause: reason,
+    });
+  };
+  if (signal.aborted) return Promise.reject(abortError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -15,12 +15,9 @@
  *
  * Isomorphic: no `node:` imports.
  */
-import {
-  AxMCPError,
-  AxMCPSessionExpiredError,
-  AxMCPTimeoutError,
-  AxMCPTransportError,
-} from '../protocol/errors.js';
+
+import { raceAbort } from '../protocol/abort.js';
+import { AxMCPSessionExpiredError, AxMCPTransportError } from '../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
 import type { AxMCPMessageChannel } from './message-channel.js';
 import type {
@@ -177,7 +174,12 @@ export class ConnectedSession {
     this.#opening ??= this.#open().finally(() => {
       this.#opening = undefined;
     });
-    return raceAbort(this.#opening, signal, this.#options.endpoint);
+    return raceAbort(
+      this.#opening,
+      signal,
+      `Connecting to ${this.#options.endpoint}`,
+      this.#options.endpoint,
+    );
   }
 
   async #open(): Promise<Live> {
@@ -213,39 +215,4 @@ export class ConnectedSession {
 
 function withSignal(signal: AbortSignal | undefined): { signal?: AbortSignal } {
   return signal ? { signal } : {};
-}
-
-/** Races `promise` with the signal; the listener is removed either way. */
-export function raceAbort<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-  endpoint: string,
-): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(abortError(signal, endpoint));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal, endpoint));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function abortError(signal: AbortSignal, endpoint: string): AxMCPError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof AxMCPError) return reason;
-  const timedOut = (reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
-  return new AxMCPTimeoutError(`Connecting to ${endpoint} was ${timedOut ? 'timed out' : 'aborted'}`, {
-    aborted: !timedOut,
-    endpoint,
-    cause: reason,
-  });
 }
