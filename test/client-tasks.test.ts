@@ -205,6 +205,41 @@ describe.each<AxMCPDemoEra>(['modern', 'dual'])('2026-07-28 Tasks extension on t
     await eventually(() => demoTask(server, task.taskId).status === 'cancelled', 5_000, 'tasks/cancel');
   });
 
+  it('aborting while the server is still answering that the call became a task cancels that task', async () => {
+    const slow = httpClient(
+      server.url,
+      { era: 'auto', timeoutMs: 10_000 },
+      {
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          if (new Headers(init?.headers).get('mcp-method') === 'tools/call') {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+          }
+          return response;
+        },
+      },
+    );
+    try {
+      await slow.init();
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('gave up')), 50);
+      const error = await rejection(
+        slow.callTool(REINDEX, { scope: 'abandoned-modern' }, { signal: controller.signal }),
+      );
+      expect(error).toMatchObject({ code: 'aborted' });
+      await eventually(
+        () =>
+          server
+            .state()
+            .tasks.some((task) => task.scope === 'abandoned-modern' && task.status === 'cancelled'),
+        5_000,
+        'the abandoned task to be cancelled',
+      );
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('an unknown task id is a typed -32602', async () => {
     const error = await rejection(client.getTask('no-such-task'));
     expect(error).toBeInstanceOf(AxMCPProtocolError);

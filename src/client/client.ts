@@ -91,8 +91,10 @@ const RECONNECT_LOOK_DELAY_MS = 500;
 export const MANUAL_OWNER = 'manual';
 
 const RESOLVED = Promise.resolve();
-/** How long an abandoned `tools/call` may still take to tell which task it created (to cancel it). */
+/** How long an abandoned task-augmented `tools/call` may still take to tell which task it created (to cancel it). */
 const TASK_CREATION_GRACE_MS = 10_000;
+/** The same for a call the server may or may not turn into a task: shorter, as it may be plain work. */
+const POSSIBLE_TASK_GRACE_MS = 2_000;
 
 const LIST_CHANGED: Record<string, AxMCPListKind[]> = {
   'notifications/tools/list_changed': ['tools'],
@@ -910,19 +912,25 @@ export class AxMCPClient {
     }
     const params: Record<string, unknown> = { name, arguments: args, ...extraParams };
     wire.tasks.augmentToolCall(params, tool, this.#identity?.capabilities ?? {});
-    const mayCreateTask =
-      params.task !== undefined || (wire instanceof ModernWire && this.#tasksNegotiated());
+    // A task-augmented call creates a task; a 2026-07-28 server with the extension may make any
+    // call one. The grace is what an abandoned call may still take to say which.
+    const grace =
+      params.task !== undefined
+        ? TASK_CREATION_GRACE_MS
+        : wire instanceof ModernWire && this.#tasksNegotiated()
+          ? POSSIBLE_TASK_GRACE_MS
+          : undefined;
     const result =
-      mayCreateTask && options.signal
-        ? await this.#sendKeepingTask(wire, params, options, options.signal)
+      grace !== undefined && options.signal
+        ? await this.#sendKeepingTask(wire, params, options, options.signal, grace)
         : await this.#send({ method: 'tools/call', params, ...callOptions(options) });
     return wire.tasks.outcome(result);
   }
 
   /**
    * A `tools/call` that may create a task, sent so that abandoning it never orphans the task:
-   * the caller's `signal` ends the wait at once, but the request itself runs on (at most
-   * {@link TASK_CREATION_GRACE_MS} more), and a task it turns out to have created is cancelled.
+   * the caller's `signal` ends the wait at once, but the request itself runs on (at most `graceMs`
+   * more, then it is cancelled as usual), and a task it turns out to have created is cancelled.
    * Aborting the request instead would leave the server running a task nobody knows the id of.
    */
   async #sendKeepingTask(
@@ -930,6 +938,7 @@ export class AxMCPClient {
     params: Record<string, unknown>,
     options: AxMCPCallOptions,
     signal: AbortSignal,
+    graceMs: number,
   ): Promise<Record<string, unknown>> {
     if (signal.aborted)
       throw new AxMCPTimeoutError('"tools/call" was aborted', { aborted: true, cause: signal.reason });
@@ -958,10 +967,10 @@ export class AxMCPClient {
         () =>
           request.abort(
             new AxMCPTimeoutError('The abandoned task creation took too long', {
-              timeoutMs: TASK_CREATION_GRACE_MS,
+              timeoutMs: graceMs,
             }),
           ),
-        TASK_CREATION_GRACE_MS,
+        graceMs,
       );
       // The request in flight holds the process while it matters; the deadline need not.
       (grace as { unref?: () => void }).unref?.();
