@@ -255,11 +255,13 @@ describe.skipIf(!url)('PostgreSQL event store across worker processes', () => {
     const ids: string[] = [];
     const expectedScope = new Map<string, string>();
     const t0 = performance.now();
-    let next = 0;
-    // Publish from 16 concurrent producers while the fleet is already running.
+    // Publish from 16 concurrent producers while the fleet is already running. Each producer owns
+    // one instance key k (i = 64m + 4k + tenant), so events of one (tenant, k) are published one
+    // after another in index order: the order the fleet must keep. (Two producers racing on one
+    // key would commit in either order, and either run order would then be right.)
     await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        for (let i = next++; i < total; i = next++) {
+      Array.from({ length: 16 }, async (_, k) => {
+        for (let i = 4 * k; i < total; i += i % 4 === 3 ? 61 : 1) {
           const t = `t${i % 4}`;
           const receipt = await f.publisher.publish({
             event: {
