@@ -4,14 +4,9 @@
  * Isomorphic: no `node:` imports.
  */
 import { isObject } from '../protocol/json.js';
-import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
-import type { AxMCPEra } from '../protocol/versions.js';
-import type {
-  AxMCPEventStream,
-  AxMCPSendOptions,
-  AxMCPTransport,
-  AxMCPTransportHandlers,
-} from '../transport/types.js';
+import type { JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+import type { AxMCPSendOptions, AxMCPTransport } from '../transport/types.js';
+import { AxMCPWrappingTransport } from '../transport/wrapping-transport.js';
 import { AX_MCP_APP_MIME_TYPE, AX_MCP_APPS_EXTENSION } from './app-document.js';
 
 const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
@@ -21,76 +16,17 @@ const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
  * so servers offer their app tools. Everything else passes through to `inner` unchanged.
  * Build it with {@link withAxMCPAppsExtension}.
  */
-export class AxMCPAppsExtensionTransport implements AxMCPTransport {
-  readonly inner: AxMCPTransport;
+export class AxMCPAppsExtensionTransport extends AxMCPWrappingTransport {
   /** The extension settings declared (`{ mimeTypes: [...] }`). */
   readonly settings: { mimeTypes: string[] };
 
   constructor(inner: AxMCPTransport, settings: { mimeTypes: string[] }) {
-    this.inner = inner;
+    super(inner);
     this.settings = settings;
   }
 
-  get kind(): AxMCPTransport['kind'] {
-    return this.inner.kind;
-  }
-  get endpoint(): string {
-    return this.inner.endpoint;
-  }
-  get endpointKey(): string {
-    return this.inner.endpointKey;
-  }
-
-  get replaysRecording(): boolean {
-    return this.inner.replaysRecording === true;
-  }
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-  /** The inner transport's era hint (a replay's), passed on to classification. */
-  get eraHint(): AxMCPEra | undefined {
-    return this.inner.eraHint;
-  }
-
-  setHandlers(handlers: AxMCPTransportHandlers): void {
-    this.inner.setHandlers(handlers);
-  }
-  async start(signal?: AbortSignal): Promise<void> {
-    await this.inner.start?.(signal);
-  }
-  request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
+  override request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
     return this.inner.request(this.#declare(message), options);
-  }
-  notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
-    return this.inner.notify(message, options);
-  }
-  respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
-    return this.inner.respond(message, options);
-  }
-  setProtocolVersion(version: string | undefined): void {
-    this.inner.setProtocolVersion?.(version);
-  }
-  resetSession(): void {
-    this.inner.resetSession?.();
-  }
-  async terminateSession(signal?: AbortSignal): Promise<void> {
-    await this.inner.terminateSession?.(signal);
-  }
-  async fallBackToLegacySSE(): Promise<boolean> {
-    return (
-      (await (
-        this.inner as { fallBackToLegacySSE?: () => Promise<boolean> | boolean }
-      ).fallBackToLegacySSE?.()) ?? false
-    );
-  }
-  async openEventStream(options: {
-    signal: AbortSignal;
-    lastEventId?: string;
-  }): Promise<AxMCPEventStream | null> {
-    return (await this.inner.openEventStream?.(options)) ?? null;
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 
   /** A copy of the request with the extension in its client capabilities (the original is not changed). */

@@ -21,6 +21,7 @@ import type {
   AxMCPTransport,
   AxMCPTransportHandlers,
 } from '../transport/types.js';
+import { AxMCPWrappingTransport } from '../transport/wrapping-transport.js';
 import {
   type AxMCPRecordedFailure,
   type AxMCPRecording,
@@ -52,8 +53,7 @@ const MODERN_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
  * await writeFile('shop.recording.json', JSON.stringify(recorder.recording(), null, 2));
  * ```
  */
-export class AxMCPRecordingTransport implements AxMCPTransport {
-  readonly inner: AxMCPTransport;
+export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
   readonly #options: AxMCPRecordingOptions;
   readonly #now: () => number;
   readonly #started: number;
@@ -62,32 +62,11 @@ export class AxMCPRecordingTransport implements AxMCPTransport {
   #protocolVersion: string | undefined;
 
   constructor(inner: AxMCPTransport, options: AxMCPRecordingOptions = {}) {
-    this.inner = inner;
+    super(inner);
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#started = this.#now();
     this.#era = options.era;
-  }
-
-  /** The inner transport's kind (it may change: an HTTP transport can fall back to HTTP+SSE). */
-  get kind(): AxMCPTransport['kind'] {
-    return this.inner.kind;
-  }
-
-  get endpoint(): string {
-    return this.inner.endpoint;
-  }
-
-  get endpointKey(): string {
-    return this.inner.endpointKey;
-  }
-
-  get replaysRecording(): boolean {
-    return this.inner.replaysRecording === true;
-  }
-
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
   }
 
   /** The recording so far: a redacted, JSON-ready deep copy. */
@@ -117,7 +96,7 @@ export class AxMCPRecordingTransport implements AxMCPTransport {
     return recording;
   }
 
-  setHandlers(handlers: AxMCPTransportHandlers): void {
+  override setHandlers(handlers: AxMCPTransportHandlers): void {
     this.inner.setHandlers({
       onMessage: (message, context) => {
         const extra: Partial<AxMCPRecordingStep> =
@@ -129,11 +108,7 @@ export class AxMCPRecordingTransport implements AxMCPTransport {
     });
   }
 
-  async start(signal?: AbortSignal): Promise<void> {
-    await this.inner.start?.(signal);
-  }
-
-  async request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
+  override async request(message: JSONRPCRequest, options?: AxMCPSendOptions): Promise<JSONRPCResponse> {
     this.#record('send', message);
     this.#learnEra(message);
     let response: JSONRPCResponse;
@@ -148,35 +123,17 @@ export class AxMCPRecordingTransport implements AxMCPTransport {
     return response;
   }
 
-  async notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
+  override async notify(message: JSONRPCNotification, options?: AxMCPSendOptions): Promise<void> {
     this.#record('send', message);
     await this.inner.notify(message, options);
   }
 
-  async respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
+  override async respond(message: JSONRPCResponse, options?: AxMCPSendOptions): Promise<void> {
     this.#record('send', message);
     await this.inner.respond(message, options);
   }
 
-  setProtocolVersion(version: string | undefined): void {
-    this.inner.setProtocolVersion?.(version);
-  }
-
-  resetSession(): void {
-    this.inner.resetSession?.();
-  }
-
-  async terminateSession(signal?: AbortSignal): Promise<void> {
-    await this.inner.terminateSession?.(signal);
-  }
-
-  /** Passes the HTTP+SSE fallback of era classification through to the inner transport. */
-  async fallBackToLegacySSE(): Promise<boolean> {
-    const inner = this.inner as { fallBackToLegacySSE?: () => boolean | Promise<boolean> };
-    return (await inner.fallBackToLegacySSE?.()) ?? false;
-  }
-
-  async openEventStream(options: {
+  override async openEventStream(options: {
     signal: AbortSignal;
     lastEventId?: string;
   }): Promise<AxMCPEventStream | null> {
@@ -202,10 +159,6 @@ export class AxMCPRecordingTransport implements AxMCPTransport {
         return stream.lastEventId;
       },
     };
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 
   #record(

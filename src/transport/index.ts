@@ -23,3 +23,4 @@ export {
   AxMCPWebSocketTransport,
   type AxMCPWebSocketTransportOptions,
 } from './websocket/websocket.js';
+export { AxMCPWrappingTransport } from './wrapping-transport.js';
