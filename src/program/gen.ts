@@ -23,7 +23,7 @@ import { AxSignature } from './signature.js';
 import type { AxSignatureInputs, AxSignatureOutputs } from './signature-types.js';
 import { type AxMCPToolNaming, AxToolsetBuilder } from './tool-bindings.js';
 import type { AxMCPProgramEvent } from './tool-calls.js';
-import { type AxModelSettings, DEFAULT_MAX_STEPS, runToolLoop } from './tool-loop.js';
+import { type AxModelSettings, DEFAULT_MAX_STEPS, modelSettings, runToolLoop } from './tool-loop.js';
 
 /** Options of {@link ax} and {@link AxGen}. */
 export interface AxGenOptions extends AxModelSettings {
@@ -253,17 +253,6 @@ export class AxGen<
       link.dispose();
     }
   }
-}
-
-function modelSettings(defaults: AxModelSettings, options: AxModelSettings): AxModelSettings {
-  const settings: AxModelSettings = {};
-  const model = options.model ?? defaults.model;
-  const temperature = options.temperature ?? defaults.temperature;
-  const maxTokens = options.maxTokens ?? defaults.maxTokens;
-  if (model !== undefined) settings.model = model;
-  if (temperature !== undefined) settings.temperature = temperature;
-  if (maxTokens !== undefined) settings.maxTokens = maxTokens;
-  return settings;
 }
 
 /**

@@ -22,6 +22,18 @@ export interface AxModelSettings {
   maxTokens?: number;
 }
 
+/** The settings of one run: those given to the run win over the program's defaults. */
+export function modelSettings(defaults: AxModelSettings, options: AxModelSettings): AxModelSettings {
+  const settings: AxModelSettings = {};
+  const model = options.model ?? defaults.model;
+  const temperature = options.temperature ?? defaults.temperature;
+  const maxTokens = options.maxTokens ?? defaults.maxTokens;
+  if (model !== undefined) settings.model = model;
+  if (temperature !== undefined) settings.temperature = temperature;
+  if (maxTokens !== undefined) settings.maxTokens = maxTokens;
+  return settings;
+}
+
 /** What the loop runs. `messages` is appended to in place. */
 export interface ToolLoopRun extends ToolCallEnvironment {
   messages: AxAIMessage[];

@@ -22,7 +22,7 @@ import {
 import { AxSignature } from '../signature.js';
 import type { AxSignatureInputs, AxSignatureOutputs } from '../signature-types.js';
 import type { AxMCPProgramEvent } from '../tool-calls.js';
-import type { AxModelSettings } from '../tool-loop.js';
+import { type AxModelSettings, modelSettings } from '../tool-loop.js';
 import { type AxAgentEvent, runActor } from './actor.js';
 import { type AgentCallable, CallableIndex } from './callables.js';
 import { AgentHost } from './host-api.js';
@@ -528,17 +528,6 @@ function checkTurns(maxTurns: number): void {
 function discoveryLimit(option: AxAgentOptions['functionDiscovery']): number {
   const max = typeof option === 'object' ? option.maxResults : undefined;
   return max !== undefined && Number.isSafeInteger(max) && max > 0 ? Math.min(max, 50) : 8;
-}
-
-function modelSettings(defaults: AxModelSettings, options: AxModelSettings): AxModelSettings {
-  const settings: AxModelSettings = {};
-  const model = options.model ?? defaults.model;
-  const temperature = options.temperature ?? defaults.temperature;
-  const maxTokens = options.maxTokens ?? defaults.maxTokens;
-  if (model !== undefined) settings.model = model;
-  if (temperature !== undefined) settings.temperature = temperature;
-  if (maxTokens !== undefined) settings.maxTokens = maxTokens;
-  return settings;
 }
 
 /**
