@@ -50,6 +50,44 @@ async function newTask(server: AxMCPDemoServer, known: number): Promise<AxMCPDem
   return server.state().tasks.at(-1) as AxMCPDemoTask;
 }
 
+/** A demo server (tasks polled every 50 ms) and a client that accepts every elicitation, recording it. */
+async function demoWithClient(
+  era: AxMCPDemoEra,
+  clientEra: 'auto' | 'legacy',
+  elicited: AxMCPElicitParams[],
+) {
+  const server = new AxMCPDemoServer({ era, taskPollIntervalMs: 50, keepAliveMs: 0 });
+  await server.start();
+  const client = httpClient(server.url, {
+    era: clientEra,
+    timeoutMs: 10_000,
+    elicitation: {
+      form: (params) => {
+        elicited.push(params);
+        return { action: 'accept', content: { confirm: true } };
+      },
+    },
+  });
+  await client.init();
+  return { server, client };
+}
+
+/** A client whose `tools/call` answers arrive 300 ms late: the caller can give up while the server answers. */
+function slowToolCallClient(url: string, era: 'auto' | 'legacy') {
+  return httpClient(
+    url,
+    { era, timeoutMs: 10_000 },
+    {
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        const body = typeof init?.body === 'string' ? init.body : '';
+        if (body.includes('"method":"tools/call"')) await new Promise((resolve) => setTimeout(resolve, 300));
+        return response;
+      },
+    },
+  );
+}
+
 /** Collapses consecutive repeats: the statuses a waiter went through. */
 function transitions(statuses: AxMCPTaskStatus[]): AxMCPTaskStatus[] {
   return statuses.filter((status, i) => i === 0 || statuses[i - 1] !== status);
@@ -61,19 +99,7 @@ describe.each<AxMCPDemoEra>(['modern', 'dual'])('2026-07-28 Tasks extension on t
   const elicited: AxMCPElicitParams[] = [];
 
   beforeAll(async () => {
-    server = new AxMCPDemoServer({ era, taskPollIntervalMs: 50, keepAliveMs: 0 });
-    await server.start();
-    client = httpClient(server.url, {
-      era: 'auto',
-      timeoutMs: 10_000,
-      elicitation: {
-        form: (params) => {
-          elicited.push(params);
-          return { action: 'accept', content: { confirm: true } };
-        },
-      },
-    });
-    await client.init();
+    ({ server, client } = await demoWithClient(era, 'auto', elicited));
   });
 
   afterAll(async () => {
@@ -206,19 +232,7 @@ describe.each<AxMCPDemoEra>(['modern', 'dual'])('2026-07-28 Tasks extension on t
   });
 
   it('aborting while the server is still answering that the call became a task cancels that task', async () => {
-    const slow = httpClient(
-      server.url,
-      { era: 'auto', timeoutMs: 10_000 },
-      {
-        fetch: async (input, init) => {
-          const response = await fetch(input, init);
-          if (new Headers(init?.headers).get('mcp-method') === 'tools/call') {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-          }
-          return response;
-        },
-      },
-    );
+    const slow = slowToolCallClient(server.url, 'auto');
     try {
       await slow.init();
       const controller = new AbortController();
@@ -317,19 +331,7 @@ describe('2025-11-25 task draft on the demo (legacy leg)', () => {
   const elicited: AxMCPElicitParams[] = [];
 
   beforeAll(async () => {
-    server = new AxMCPDemoServer({ era: 'dual', taskPollIntervalMs: 50, keepAliveMs: 0 });
-    await server.start();
-    client = httpClient(server.url, {
-      era: 'legacy',
-      timeoutMs: 10_000,
-      elicitation: {
-        form: (params) => {
-          elicited.push(params);
-          return { action: 'accept', content: { confirm: true } };
-        },
-      },
-    });
-    await client.init();
+    ({ server, client } = await demoWithClient('dual', 'legacy', elicited));
   });
 
   afterAll(async () => {
@@ -386,19 +388,7 @@ describe('2025-11-25 task draft on the demo (legacy leg)', () => {
 
   it('aborting a call while its task is being created still cancels that task on the server', async () => {
     // The answer that names the task arrives only after the caller gave up.
-    const slow = httpClient(
-      server.url,
-      { era: 'legacy', timeoutMs: 10_000 },
-      {
-        fetch: async (input, init) => {
-          const response = await fetch(input, init);
-          if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-          }
-          return response;
-        },
-      },
-    );
+    const slow = slowToolCallClient(server.url, 'legacy');
     try {
       await slow.init();
       const controller = new AbortController();
