@@ -225,6 +225,30 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     });
   });
 
+  it('resumes an SSE answer whose connection breaks after a priming event, with Last-Event-ID', async () => {
+    const resumedWith: (string | undefined)[] = [];
+    let id = 0;
+    const url = await serve((req, res, body) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.method === 'GET') {
+        resumedWith.push(req.headers['last-event-id'] as string | undefined);
+        res.end(`id: 2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { resumed: true } })}\n\n`);
+        return;
+      }
+      id = (JSON.parse(body) as { id: number }).id;
+      res.write('id: 1\nretry: 10\ndata:\n\n');
+      setTimeout(() => req.socket.destroy(), 10);
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK });
+    cleanups.push(() => transport.close());
+    await expect(transport.request({ jsonrpc: '2.0', id: 9, method: 'tools/call' })).resolves.toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      result: { resumed: true },
+    });
+    expect(resumedWith).toEqual(['1']);
+  });
+
   it('caps a JSON answer at maxResponseBytes', async () => {
     const url = await serve((_req, res, body) => {
       const { id } = JSON.parse(body) as { id: number };

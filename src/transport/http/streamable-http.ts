@@ -367,8 +367,12 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
         );
         if (answer) return answer;
       } catch (error) {
-        if (signal.aborted || !(error instanceof TypeError)) throw error;
-        // A network failure mid-stream is resumable like a clean end.
+        // A network failure mid-stream is resumable like a clean end: fetch reports it as a
+        // TypeError, ax-mcp/node's bodies as a typed stream_ended.
+        const broken =
+          error instanceof TypeError ||
+          (error instanceof AxMCPTransportError && error.code === 'stream_ended');
+        if (signal.aborted || !broken) throw error;
       }
       if (state.lastEventId === undefined) {
         if (invalid) throw invalid;
