@@ -170,6 +170,8 @@ export class AxMCPClient {
   /** Set when `close()` starts: public calls are refused, the client's own cleanup still runs. */
   #closing = false;
   #closed = false;
+  /** Messages and their contexts, alternating, waiting for the microtask that handles them. */
+  #inbox: (JSONRPCRequest | JSONRPCNotification | AxMCPMessageContext)[] | undefined;
 
   constructor(transport: AxMCPTransport, options: AxMCPClientOptions) {
     this.namespace = sanitizeNamespace(options.namespace);
@@ -1150,9 +1152,6 @@ export class AxMCPClient {
     // A resolved promise rather than queueMicrotask: Node wraps each of those in an async resource.
     RESOLVED.then(() => this.#drainInbox());
   }
-
-  /** Messages and their contexts, alternating, waiting for the microtask that handles them. */
-  #inbox: (JSONRPCRequest | JSONRPCNotification | AxMCPMessageContext)[] | undefined;
 
   #drainInbox(): void {
     const inbox = this.#inbox ?? [];

@@ -31,6 +31,7 @@ export interface AxEvaluationRun<In, Out> {
   error?: unknown;
 }
 
+/** Options of {@link axEvaluate}. */
 export interface AxEvaluateOptions<In, Out> {
   examples: readonly AxEvaluationExample<In, Out>[];
   /** Scores one run, usually between 0 and 1. */
@@ -44,6 +45,7 @@ export interface AxEvaluateOptions<In, Out> {
   abortSignal?: AbortSignal;
 }
 
+/** What {@link axEvaluate} returns: the mean score and every run. */
 export interface AxEvaluationResult<In, Out> {
   /** The mean score over every example (failed runs count as 0). */
   score: number;
