@@ -12,3 +12,4 @@ export * from './net/index.js';
 export * from './program/index.js';
 export * from './protocol/index.js';
 export * from './transport/index.js';
+export type { AxOptionsIssue } from './options/index.js';

@@ -1,19 +1,48 @@
+import {
+  anyOf,
+  anything,
+  array,
+  boolean,
+  func,
+  instance,
+  number,
+  object,
+  oneOf,
+  record,
+  required,
+  string,
+} from '../options/check.js';
 import type {
   AxMCPImplementation,
   AxMCPLoggingLevel,
   AxMCPLoggingMessage,
   AxMCPProgress,
+  AxMCPTool,
   AxMCPToolAnnotations,
 } from '../protocol/messages.js';
 import type { AxMCPEraStore } from './era-store.js';
 import type { AxMCPServerRequestHandlers } from './server-requests.js';
+import type { AxMCPTask } from './tasks/task.js';
 
-/** What `authorizeToolCall` is asked about. */
+/**
+ * What `authorizeToolCall` is asked about.
+ *
+ * @example
+ * ```ts
+ * // Deny destructive tools; the server's annotations are hints, so a guard may also check names.
+ * const authorizeToolCall = async ({ tool }: AxMCPToolCallRequest) => tool.annotations?.destructiveHint !== true;
+ * ```
+ */
 export interface AxMCPToolCallRequest {
   namespace: string;
-  tool: string;
+  /**
+   * The tool as the catalog lists it (`name`, `title`, `description`, `annotations`,
+   * `inputSchema`, `outputSchema`, `_meta`), a frozen copy. A tool the catalog does not list
+   * is `{ name }` alone: a guard that needs annotations must then decide without them.
+   */
+  tool: Readonly<AxMCPTool>;
   arguments: Record<string, unknown>;
-  /** The tool's annotations from the catalog (hints from the server, not guarantees). */
+  /** The tool's annotations from the catalog (hints from the server, not guarantees); the same as `tool.annotations`. */
   annotations: AxMCPToolAnnotations | undefined;
 }
 
@@ -41,6 +70,11 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   onProgress?: (progress: AxMCPProgress) => void;
   /** Log messages from the server. */
   onLoggingMessage?: (message: AxMCPLoggingMessage) => void;
+  /**
+   * Every task status this client learns of (a notification, or a poll while awaiting a task):
+   * the same as `subscribeTaskStatus(listener)` from construction on.
+   */
+  onTaskStatus?: (task: AxMCPTask) => void;
   /** Pages followed per list before giving up (default 1000). */
   maxPaginationPages?: number;
   /** Default request deadline in ms, restarted by progress (default 60 000; 0 disables). */
@@ -71,3 +105,63 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   /** Cache `resources/read` results for their TTL, until `resources/updated` (2026-07-28; default false). */
   readCache?: boolean;
 }
+
+const HANDLER = func();
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+
+/** The shape of the server-request handlers (also the program layer's `sampling`/`elicitation`). */
+export const SERVER_REQUEST_HANDLER_KEYS = {
+  sampling: func('a function (params, context) => result'),
+  elicitation: object(
+    {
+      form: func('a function (params, context) => result'),
+      url: func('a function (params, context) => result'),
+      applyDefaults: boolean(),
+    },
+    { expected: 'an object { form?, url?, applyDefaults? } of handlers, one per mode' },
+  ),
+  roots: anyOf(
+    array(object({ uri: required(string({ nonEmpty: true })), name: string() }, { open: true })),
+    func(),
+  ),
+} as const;
+
+/** What {@link AxMCPClient} accepts; checked once in the constructor. */
+export const CLIENT_OPTIONS = object(
+  {
+    ...SERVER_REQUEST_HANDLER_KEYS,
+    namespace: required(string({ nonEmpty: true })),
+    clientInfo: object({ name: required(string()), version: required(string()) }, { open: true }),
+    era: oneOf('auto', 'legacy', 'modern'),
+    maxConcurrency: number({ integer: true, min: 1 }),
+    authorizeToolCall: func('a function ({ namespace, tool, arguments }) => boolean'),
+    logLevel: oneOf(...LOG_LEVELS),
+    onProgress: HANDLER,
+    onLoggingMessage: HANDLER,
+    onTaskStatus: HANDLER,
+    maxPaginationPages: number({ integer: true, min: 1 }),
+    timeoutMs: number({ min: 0 }),
+    sessionRecovery: oneOf('safe', 'none'),
+    closeTimeoutMs: number({ min: 0 }),
+    onError: HANDLER,
+    onWarning: HANDLER,
+    eraStore: instance(
+      'an era store { get, set, delete? }',
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as { get?: unknown }).get === 'function' &&
+        typeof (v as { set?: unknown }).set === 'function',
+    ),
+    probeTimeoutMs: number({ min: 1 }),
+    maxInputRounds: number({ integer: true, min: 0 }),
+    extensions: record(record(anything()), 'an object of extension settings, by identifier'),
+    skills: boolean(),
+    tasksExtension: boolean(),
+    readCache: boolean(),
+  },
+  {
+    expected: 'an options object { namespace, … }',
+    aliases: { authorize: 'authorizeToolCall', timeout: 'timeoutMs', name: 'namespace' },
+  },
+);

@@ -1,3 +1,5 @@
+import { type AxOptionsIssue, findOptionsProblem, type Shape } from '../options/check.js';
+
 /**
  * Typed errors of the event runtime. Every failure the runtime reports is an
  * {@link AxEventError} with a stable string `code`; match on the code, not on messages.
@@ -9,7 +11,8 @@ export type AxEventErrorCode =
   | 'event_too_large'
   | 'invalid_input'
   | 'unsafe_path'
-  | 'invalid_config'
+  /** A route, target, source, store or runtime option that cannot work as written (the package-wide code). */
+  | 'invalid_options'
   | 'backpressure'
   | 'continuation_not_found'
   | 'continuation_conflict'
@@ -66,11 +69,36 @@ export class AxEventInputError extends AxEventError {
   }
 }
 
-/** A route, target, source or runtime option that cannot work as written. */
+/**
+ * A route, target, source, store or runtime option that cannot work as written. Its code is
+ * `invalid_options`, as everywhere in the package; `issues` lists what the options check
+ * found (empty for a problem found by a rule beyond shapes), `path` and `suggestion` describe
+ * the first.
+ */
 export class AxEventConfigError extends AxEventError {
-  constructor(message: string, context: AxEventErrorContext = {}) {
-    super('invalid_config', message, context);
+  readonly issues: readonly AxOptionsIssue[];
+  /** Where the first problem is (`routes[2].match.types`), when known. */
+  readonly path: string | undefined;
+  /** The nearest known name when the first problem is a misspelled key. */
+  readonly suggestion: string | undefined;
+
+  constructor(message: string, context: AxEventErrorContext & { issues?: readonly AxOptionsIssue[] } = {}) {
+    super('invalid_options', message, context);
+    this.issues = context.issues ?? [];
+    this.path = this.issues[0]?.path;
+    this.suggestion = this.issues[0]?.suggestion;
   }
+}
+
+/** Throws {@link AxEventConfigError} when `value` does not fit `schema`. */
+export function assertEventOptions(
+  schema: Shape,
+  value: unknown,
+  label: string,
+  context: AxEventErrorContext = {},
+): void {
+  const problem = findOptionsProblem(schema, value, label);
+  if (problem) throw new AxEventConfigError(problem.message, { ...context, issues: problem.issues });
 }
 
 /** `publish` waited `publishTimeoutMs` for room in a full store and gave up. */

@@ -120,7 +120,7 @@ describePg('AxPostgresEventStore', () => {
     await store.close();
     for (const schema of ['Ax', 'a-b', 'x"; DROP TABLE t; --', 'pg_mine', '1abc', '', 'a'.repeat(41)]) {
       expect(() => new AxPostgresEventStore({ connectionString: url, schema })).toThrow(
-        expect.objectContaining({ code: 'invalid_config' }),
+        expect.objectContaining({ code: 'invalid_options' }),
       );
     }
     expect(() => new AxPostgresEventStore({ schema: 'ok' })).toThrow(

@@ -1,3 +1,10 @@
+import {
+  type AxOptionsIssue,
+  type AxOptionsProblem,
+  findOptionsProblem,
+  type Shape,
+} from '../options/check.js';
+
 /**
  * Typed errors of programs. Every failure a program reports itself is an
  * {@link AxProgramError} with a stable `code`; errors of the AI service
@@ -53,6 +60,32 @@ export class AxProgramError extends Error {
     this.name = new.target.name;
     this.code = code;
   }
+}
+
+/**
+ * Options of a program, agent, flow or chat that cannot work as written (code
+ * `invalid_options`); `issues` lists what the options check found, `path` and `suggestion`
+ * describe the first.
+ */
+export class AxProgramOptionsError extends AxProgramError {
+  readonly issues: readonly AxOptionsIssue[];
+  /** Where the first problem is (`mcpContext[0].client`). */
+  readonly path: string;
+  /** The nearest known name when the first problem is a misspelled key. */
+  readonly suggestion: string | undefined;
+
+  constructor(problem: AxOptionsProblem) {
+    super('invalid_options', problem.message);
+    this.issues = problem.issues;
+    this.path = problem.issues[0]!.path;
+    this.suggestion = problem.issues[0]!.suggestion;
+  }
+}
+
+/** Throws {@link AxProgramOptionsError} when `value` does not fit `schema`. */
+export function assertProgramOptions(schema: Shape, value: unknown, label: string): void {
+  const problem = findOptionsProblem(schema, value, label);
+  if (problem) throw new AxProgramOptionsError(problem);
 }
 
 /** A malformed signature; `position` is the 0-based offset of the problem in the text. */

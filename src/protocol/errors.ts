@@ -1,3 +1,10 @@
+import {
+  type AxOptionsIssue,
+  type AxOptionsProblem,
+  findOptionsProblem,
+  type Shape,
+} from '../options/check.js';
+
 /**
  * Typed errors. Every failure ax-mcp reports is an {@link AxMCPError} with a stable
  * string `code`, and, where known, the client `namespace` and the `endpoint`.
@@ -25,6 +32,8 @@ export type AxMCPErrorCode =
   | 'task_failed'
   | 'task_cancelled'
   | 'input_rounds_exhausted'
+  /** Options that cannot work as written: an unknown key, a wrong type, a missing required field. */
+  | 'invalid_options'
   // OAuth (AxMCPOAuthError)
   | 'oauth_discovery_failed'
   | 'oauth_resource_mismatch'
@@ -173,6 +182,41 @@ export class AxMCPUnsupportedError extends AxMCPError {
   constructor(message: string, context: AxMCPErrorContext = {}) {
     super('unsupported', message, context);
   }
+}
+
+/**
+ * Options that cannot work as written (an unknown or misspelled key, a wrong type or shape,
+ * a value outside its enumeration, a missing required field), thrown at construction
+ * before anything is sent. `issues` lists every problem; `path`, `expected` and
+ * `suggestion` describe the first.
+ */
+export class AxMCPInvalidOptionsError extends AxMCPError {
+  readonly issues: readonly AxOptionsIssue[];
+  /** Where the first problem is: `elicitation`, `ssrfProtection.allowLoopback`. */
+  readonly path: string;
+  /** The nearest known name when the first problem is a misspelled key. */
+  readonly suggestion: string | undefined;
+
+  constructor(problem: AxOptionsProblem, context: AxMCPErrorContext = {}) {
+    super('invalid_options', problem.message, context);
+    this.issues = problem.issues;
+    this.path = problem.issues[0]!.path;
+    this.suggestion = problem.issues[0]!.suggestion;
+  }
+}
+
+/**
+ * Throws {@link AxMCPInvalidOptionsError} when `value` does not fit `schema`.
+ * `label` names the options object in the message ("AxMCPClient options").
+ */
+export function assertMCPOptions(
+  schema: Shape,
+  value: unknown,
+  label: string,
+  context: AxMCPErrorContext = {},
+): void {
+  const problem = findOptionsProblem(schema, value, label);
+  if (problem) throw new AxMCPInvalidOptionsError(problem, context);
 }
 
 /** Well-known JSON-RPC and MCP error codes. */

@@ -4,6 +4,7 @@ export {
   type AxMCPErrorCode,
   type AxMCPErrorContext,
   AxMCPHTTPStatusError,
+  AxMCPInvalidOptionsError,
   AxMCPProtocolError,
   AxMCPSessionExpiredError,
   AxMCPSSRFError,
