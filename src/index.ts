@@ -9,7 +9,7 @@ export * from './client/index.js';
 export * from './events/index.js';
 export * from './mcp-events/index.js';
 export * from './net/index.js';
+export type { AxOptionsIssue } from './options/index.js';
 export * from './program/index.js';
 export * from './protocol/index.js';
 export * from './transport/index.js';
-export type { AxOptionsIssue } from './options/index.js';

@@ -153,7 +153,7 @@ describe('AxMCPClient against the official v2 server SDK (sessionful 2025-11-25)
   it('denies a tool call before anything reaches the transport', async () => {
     const guarded = httpClient(server.url, {
       era: 'legacy',
-      authorizeToolCall: ({ tool, arguments: args }) => !(tool === 'echo' && args.message === 'rm -rf'),
+      authorizeToolCall: ({ tool, arguments: args }) => !(tool.name === 'echo' && args.message === 'rm -rf'),
     });
     await guarded.inspectCatalog();
     const calls = server.stats.toolCalls.length;

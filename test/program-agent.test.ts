@@ -146,7 +146,7 @@ describe('agent() with MCP and the sandbox', () => {
     const docs = httpClient(server.url, {
       namespace: 'docs',
       era: 'legacy',
-      authorizeToolCall: ({ tool }) => tool !== 'fail',
+      authorizeToolCall: ({ tool }) => tool.name !== 'fail',
     });
     clients.push(docs);
     const worker = agent('task:string -> done:boolean', { mcp: docs, limits: { stepTimeoutMs: 300 } });

@@ -261,8 +261,8 @@ describe('ax() with MCP clients', () => {
     const asked: string[] = [];
     const guarded = client('docs', {
       authorizeToolCall: ({ tool }) => {
-        asked.push(tool);
-        return tool !== 'echo';
+        asked.push(tool.name);
+        return tool.name !== 'echo';
       },
     });
     const program = ax('q:string -> a:string', { mcp: guarded });

@@ -1,3 +1,4 @@
+import { instance } from '../options/check.js';
 import { delay, linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
@@ -7,6 +8,7 @@ import {
   AxMCPTimeoutError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
+  assertMCPOptions,
   RPC,
 } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
@@ -55,7 +57,7 @@ import { type ListenFilter, ListenStream } from './listen-stream.js';
 import { type AxMCPListening, type AxMCPListenOptions, listenStandalone } from './listening.js';
 import { ModernWire } from './modern-wire.js';
 import { sanitizeNamespace } from './namespace.js';
-import type { AxMCPClientOptions } from './options.js';
+import { type AxMCPClientOptions, CLIENT_OPTIONS } from './options.js';
 import {
   type AxMCPServerRequestContext,
   answerFor,
@@ -91,6 +93,17 @@ const RECONNECT_LOOK_DELAY_MS = 500;
 export const MANUAL_OWNER = 'manual';
 
 const RESOLVED = Promise.resolve();
+
+/** What the client needs of a transport (a custom one included). */
+const TRANSPORT = instance(
+  'a transport (AxMCPStreamableHTTPTransport, AxMCPStdioTransport, … or an object with request, notify, respond, setHandlers and close)',
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    ['request', 'notify', 'respond', 'setHandlers', 'close'].every(
+      (method) => typeof (value as Record<string, unknown>)[method] === 'function',
+    ),
+);
 /** How long an abandoned task-augmented `tools/call` may still take to tell which task it created (to cancel it). */
 const TASK_CREATION_GRACE_MS = 10_000;
 /** The same for a call the server may or may not turn into a task: shorter, as it may be plain work. */
@@ -174,6 +187,8 @@ export class AxMCPClient {
   #inbox: (JSONRPCRequest | JSONRPCNotification | AxMCPMessageContext)[] | undefined;
 
   constructor(transport: AxMCPTransport, options: AxMCPClientOptions) {
+    assertMCPOptions(CLIENT_OPTIONS, options, 'AxMCPClient options');
+    assertMCPOptions(TRANSPORT, transport, 'AxMCPClient transport', { namespace: options.namespace });
     this.namespace = sanitizeNamespace(options.namespace);
     this.transport = transport;
     this.#options = options;
@@ -904,11 +919,13 @@ export class AxMCPClient {
     const wire = await this.#wireReady(options.signal);
     const tool = await this.#findTool(name);
     if (this.#options.authorizeToolCall) {
+      // A frozen copy: the guard sees what the catalog says and cannot change what is sent.
+      const described = deepFreeze(tool ? structuredClone(tool) : { name, inputSchema: { type: 'object' } });
       const allowed = await this.#options.authorizeToolCall({
         namespace: this.namespace,
-        tool: name,
+        tool: described,
         arguments: structuredClone(args),
-        annotations: tool?.annotations ? structuredClone(tool.annotations) : undefined,
+        annotations: described.annotations,
       });
       if (allowed !== true) throw new AxMCPAuthorizationDeniedError(name, this.#where());
     }

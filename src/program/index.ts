@@ -22,7 +22,12 @@ export {
 } from './agent/index.js';
 export { type AxMCPChatOptions, type AxMCPChatResult, axMCPChat } from './chat.js';
 export type { AxMCPContextEntry } from './context-entries.js';
-export { AxProgramError, type AxProgramErrorCode, AxProgramOptionsError, AxSignatureError } from './errors.js';
+export {
+  AxProgramError,
+  type AxProgramErrorCode,
+  AxProgramOptionsError,
+  AxSignatureError,
+} from './errors.js';
 export {
   type AxEvaluableProgram,
   type AxEvaluateOptions,
