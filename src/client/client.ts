@@ -1,4 +1,4 @@
-import { instance } from '../options/check.js';
+import { anyOf, array, func, instance, object, oneOf, string } from '../options/check.js';
 import { delay, linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
@@ -79,7 +79,13 @@ import {
 import { SubscriptionOwners } from './subscription-owners.js';
 import { LegacyTasks } from './tasks/legacy-tasks.js';
 import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
-import { type AxMCPTask, type AxMCPToolCallOutcome, parseTask, TaskWakers } from './tasks/task.js';
+import {
+  type AxMCPTask,
+  type AxMCPTaskStatus,
+  type AxMCPToolCallOutcome,
+  parseTask,
+  TaskWakers,
+} from './tasks/task.js';
 import { TASKS_EXTENSION, ToolHeaderIndex } from './tool-headers.js';
 import type { ServerIdentity, Wire } from './wire.js';
 
@@ -93,6 +99,20 @@ const RECONNECT_LOOK_DELAY_MS = 500;
 export const MANUAL_OWNER = 'manual';
 
 const RESOLVED = Promise.resolve();
+
+const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const;
+const TASK_STATUS_FILTER = object(
+  {
+    taskId: anyOf(string({ nonEmpty: true }), array(string({ nonEmpty: true }))),
+    status: anyOf(oneOf(...TASK_STATUSES), array(oneOf(...TASK_STATUSES))),
+  },
+  { expected: 'a task id or a filter { taskId?, status? }' },
+);
+const TASK_STATUS_LISTENER = func('a listener (task) => void');
+
+function toList<T>(value: T | readonly T[]): readonly T[] {
+  return Array.isArray(value) ? value : [value as T];
+}
 
 /** What the client needs of a transport (a custom one included). */
 const TRANSPORT = instance(
@@ -122,6 +142,14 @@ interface SharedStream {
   close(): void;
   /** The 2026-07-28 listen stream, whose filter follows ownership. */
   listen?: ListenStream;
+}
+
+/** Which task statuses a {@link AxMCPClient.subscribeTaskStatus} listener receives. */
+export interface AxMCPTaskStatusFilter {
+  /** One task or several (these are also added to the 2026-07-28 listen filter). */
+  taskId?: string | readonly string[];
+  /** Only these statuses. */
+  status?: AxMCPTaskStatus | readonly AxMCPTaskStatus[];
 }
 
 /** A completion reference: a prompt argument or a resource template variable. */
@@ -212,6 +240,7 @@ export class AxMCPClient {
       subscribe: (uri, restoring) => this.#putOnWire(uri, restoring === true),
       unsubscribe: (uri) => this.#takeOffWire(uri),
     });
+    if (options.onTaskStatus) this.subscribeTaskStatus(options.onTaskStatus);
     transport.setHandlers({
       onMessage: (message, context) => this.#onMessage(message, context),
       onClose: (error) =>
@@ -780,6 +809,51 @@ export class AxMCPClient {
   /** Receives typed client events; returns the function that unsubscribes. */
   subscribeEvents(listener: AxMCPClientEventListener): () => void {
     return this.#events.subscribe(listener);
+  }
+
+  /**
+   * Receives the status of tasks as this client learns it — from `notifications/tasks/status`
+   * while the client listens (`startListening`, or a held subscription) and from polls while a
+   * task is awaited. With a task id (or a filter naming ids), those tasks are also added to the
+   * 2026-07-28 listen filter until the returned function is called. Returns the function that
+   * unsubscribes.
+   *
+   * @example
+   * ```ts
+   * const stop = client.subscribeTaskStatus(task.taskId, (seen) => console.log(seen.status));
+   * // … later
+   * stop();
+   * ```
+   */
+  subscribeTaskStatus(listener: (task: AxMCPTask) => void): () => void;
+  subscribeTaskStatus(
+    taskIdOrFilter: string | AxMCPTaskStatusFilter,
+    listener: (task: AxMCPTask) => void,
+  ): () => void;
+  subscribeTaskStatus(
+    first: string | AxMCPTaskStatusFilter | ((task: AxMCPTask) => void),
+    second?: (task: AxMCPTask) => void,
+  ): () => void {
+    const filter = typeof first === 'function' ? {} : typeof first === 'string' ? { taskId: first } : first;
+    const listener = typeof first === 'function' ? first : second;
+    assertMCPOptions(TASK_STATUS_FILTER, filter, 'subscribeTaskStatus filter', this.#where());
+    assertMCPOptions(TASK_STATUS_LISTENER, listener, 'subscribeTaskStatus listener', this.#where());
+    const ids = filter.taskId === undefined ? undefined : new Set(toList(filter.taskId));
+    const statuses = filter.status === undefined ? undefined : new Set(toList(filter.status));
+    const unwatch = [...(ids ?? [])].map((id) => this.#taskWakers.watch(id));
+    const unsubscribe = this.#events.subscribe((event) => {
+      if (event.type !== 'task_status') return;
+      if (ids && !ids.has(event.task.taskId)) return;
+      if (statuses && !statuses.has(event.task.status)) return;
+      (listener as (task: AxMCPTask) => void)(structuredClone(event.task));
+    });
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      unsubscribe();
+      for (const stop of unwatch) stop();
+    };
   }
 
   /**

@@ -3,6 +3,7 @@ export {
   AX_MCP_CLIENT_INFO,
   AxMCPClient,
   type AxMCPCompletionReference,
+  type AxMCPTaskStatusFilter,
   type AxMCPToolCallOptions,
   MANUAL_OWNER,
 } from './client.js';

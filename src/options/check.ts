@@ -279,13 +279,19 @@ function listWords(words: readonly string[], last = 'or'): string {
   return `${words.slice(0, -1).join(', ')} ${last} ${words[words.length - 1]}`;
 }
 
-/** The known name closest to `name`: same letters in another case, or a few edits away. */
+/** The known name closest to `name`: same letters in another case, a prefix, or a few edits away. */
 export function nearest(name: string, known: readonly string[]): string | undefined {
   const lower = name.toLowerCase();
   const sameCase = known.find((k) => k.toLowerCase() === lower);
   if (sameCase !== undefined) return sameCase;
+  // A shortened or extended name (`warn` for `warning`, `maxStep` for `maxSteps`), when only one fits.
+  const prefixed = known.filter((k) => {
+    const other = k.toLowerCase();
+    return Math.min(other.length, lower.length) >= 3 && (other.startsWith(lower) || lower.startsWith(other));
+  });
+  if (prefixed.length === 1) return prefixed[0];
   let best: string | undefined;
-  let bestDistance = Math.max(1, Math.min(3, Math.floor(name.length / 4)));
+  let bestDistance = name.length <= 4 ? 1 : name.length <= 8 ? 2 : 3;
   for (const candidate of known) {
     const distance = editDistance(lower, candidate.toLowerCase(), bestDistance);
     if (distance <= bestDistance && (best === undefined || distance < bestDistance)) {
@@ -296,20 +302,24 @@ export function nearest(name: string, known: readonly string[]): string | undefi
   return best;
 }
 
-/** Levenshtein distance, giving up once it exceeds `limit`. */
+/** Edit distance counting a swap of neighbours as one edit (optimal string alignment), giving up past `limit`. */
 function editDistance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      let value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, before[j - 2]! + 1);
       current.push(value);
       rowMin = Math.min(rowMin, value);
     }
     if (rowMin > limit) return limit + 1;
+    before = previous;
     previous = current;
   }
   return previous[b.length]!;
