@@ -80,6 +80,9 @@ describe.skipIf(!existsSync(BIN))('the ax-mcp CLI', () => {
     const refused = await run(['inspect', url]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('ssrf_blocked');
+    expect(refused.stderr).toContain(
+      'hint: the CLI reaches plain HTTP and servers on this machine (loopback) only with --allow-localhost',
+    );
     const badArgs = await run(['call', url, 'get_stock', '--allow-localhost', '--args', '{nope']);
     expect(badArgs.code).toBe(2);
     expect(badArgs.stderr).toContain('--args is not valid JSON');

@@ -73,6 +73,8 @@ const CASES: Case[] = [
   { name: 'no options at all', options: undefined, path: '(options)' },
   { name: 'empty namespace', options: { namespace: '  ' }, path: 'namespace' },
   { name: 'namespace a number', options: { namespace: 7 }, path: 'namespace' },
+  { name: 'namespace of symbols only', options: { namespace: '---' }, path: 'namespace' },
+  { name: 'namespace constructor', options: { namespace: 'constructor' }, path: 'namespace' },
   { name: "era 'modrn'", options: { namespace: 'inv', era: 'modrn' }, path: 'era', suggestion: "'modern'" },
   {
     name: 'elicitation as a bare function',

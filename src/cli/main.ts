@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { AxMCPError } from '../index.js';
 import { CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
 import { runDemo } from './demo.js';
+import { cliHint } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, recordCommand } from './record.js';
 import { watch, watchPolicy } from './watch.js';
@@ -146,7 +147,8 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`ax-mcp: ${error.message}\n\n${HELP}`);
       process.exitCode = 2;
     } else if (error instanceof AxMCPError) {
-      process.stderr.write(`ax-mcp: ${error.message} [${error.code}]\n`);
+      const hint = cliHint(error);
+      process.stderr.write(`ax-mcp: ${error.message} [${error.code}]\n${hint ? `hint: ${hint}\n` : ''}`);
       process.exitCode = 1;
     } else {
       process.stderr.write(`ax-mcp: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,4 +1,4 @@
-import { AxMCPError } from '../protocol/errors.js';
+import { AxMCPInvalidOptionsError } from '../protocol/errors.js';
 
 /**
  * Makes a namespace safe for tool names and event sources: runs of characters
@@ -7,7 +7,16 @@ import { AxMCPError } from '../protocol/errors.js';
 export function sanitizeNamespace(namespace: string): string {
   const clean = namespace.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
   if (clean === '' || clean === '__proto__' || clean === 'constructor' || clean === 'prototype') {
-    throw new AxMCPError('invalid_argument', `"${namespace}" cannot be used as a namespace`);
+    throw new AxMCPInvalidOptionsError({
+      issues: [
+        {
+          path: 'namespace',
+          expected: 'a name with a letter, digit or _ (not a reserved word)',
+          received: `'${namespace.slice(0, 40)}'`,
+        },
+      ],
+      message: `namespace "${namespace.slice(0, 40)}" cannot be used: it needs a letter, digit or _ and must not be __proto__, constructor or prototype`,
+    });
   }
   return clean;
 }
