@@ -1,4 +1,4 @@
-import { anyOf, array, func, instance, object, oneOf, string } from '../options/check.js';
+import { anyOf, array, func, instance, object, oneOf, required, string } from '../options/check.js';
 import { delay, linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
@@ -109,6 +109,7 @@ const TASK_STATUS_FILTER = object(
   { expected: 'a task id or a filter { taskId?, status? }' },
 );
 const TASK_STATUS_LISTENER = func('a listener (task) => void');
+const LOG_LEVEL_ARGUMENT = object({ level: required(CLIENT_OPTIONS.keys.logLevel!) });
 
 function toList<T>(value: T | readonly T[]): readonly T[] {
   return Array.isArray(value) ? value : [value as T];
@@ -204,6 +205,8 @@ export class AxMCPClient {
   #readCache: Map<string, { result: AxMCPReadResourceResult; expiresAt: number }> | undefined;
   #wire: Wire | undefined;
   #modernCapabilitiesOnce: AxMCPClientCapabilities | undefined;
+  /** The server log level asked for: the `logLevel` option, then the last `setLoggingLevel`. */
+  #logLevel: AxMCPLoggingLevel | undefined;
   #identity: ServerIdentity | undefined;
   #ready: Promise<void> | undefined;
   /** Aborted by `close()`: ends task waits and listening handles. */
@@ -220,6 +223,7 @@ export class AxMCPClient {
     this.namespace = sanitizeNamespace(options.namespace);
     this.transport = transport;
     this.#options = options;
+    this.#logLevel = options.logLevel;
     this.#events = new ClientEvents((error) => this.#report(error));
     this.#slots = options.maxConcurrency === undefined ? undefined : new CallSlots(options.maxConcurrency);
     this.#requests = new InFlightRequests(transport, options.timeoutMs ?? 60_000, (id, reason) =>
@@ -533,24 +537,28 @@ export class AxMCPClient {
     );
   }
 
-  /** Checks the server is alive. */
+  /**
+   * Checks the server is alive, in the era's way: 2025-11-25 sends `ping`; 2026-07-28 (which
+   * removed it) asks `server/discover`.
+   */
   async ping(options: AxMCPCallOptions = {}): Promise<void> {
     await this.init(options.signal);
-    await this.#send({ method: 'ping', idempotent: true, progress: false, ...callOptions(options) });
+    await this.#onWire((wire) => wire.ping(callOptions(options)));
   }
 
-  /** Asks the server to send log messages at `level` and above. */
+  /**
+   * Asks the server to send log messages at `level` and above: `logging/setLevel` on
+   * 2025-11-25 (sent again after a lost session is restored); on 2026-07-28 every later
+   * request carries the level in its `_meta`.
+   */
   async setLoggingLevel(level: AxMCPLoggingLevel, options: AxMCPCallOptions = {}): Promise<void> {
+    assertMCPOptions(LOG_LEVEL_ARGUMENT, { level }, 'setLoggingLevel', this.#where());
     await this.init(options.signal);
     if (!this.#identity?.capabilities.logging) {
       throw new AxMCPUnsupportedError('The server does not support logging', this.#where());
     }
-    await this.#send({
-      method: 'logging/setLevel',
-      params: { level },
-      idempotent: true,
-      ...callOptions(options),
-    });
+    await this.#onWire((wire) => wire.setLogLevel(level, callOptions(options)));
+    this.#logLevel = level;
   }
 
   /**
@@ -912,7 +920,7 @@ export class AxMCPClient {
           requests: this.#requests,
           clientInfo: options.clientInfo ?? AX_MCP_CLIENT_INFO,
           capabilities: () => this.#modernCapabilities(),
-          logLevel: () => options.logLevel,
+          logLevel: this.#logLevel,
           fulfil: (method, params, context) => fulfilServerRequest(options, method, params, context),
           namespace: this.namespace,
           maxInputRounds: options.maxInputRounds ?? 5,
@@ -978,10 +986,9 @@ export class AxMCPClient {
   }
 
   async #applyLogLevel(): Promise<void> {
-    const level = this.#options.logLevel;
-    if (level && this.#identity?.capabilities.logging) {
-      await this.#send({ method: 'logging/setLevel', params: { level }, idempotent: true });
-    }
+    const level = this.#logLevel;
+    if (level && this.#identity?.capabilities.logging)
+      await this.#onWire((wire) => wire.setLogLevel(level, {}));
   }
 
   async #callToolOnce(
@@ -1182,15 +1189,20 @@ export class AxMCPClient {
     return this.#wire instanceof LegacyWire ? this.#wire : undefined;
   }
 
-  async #send(request: SendRequest): Promise<Record<string, unknown>> {
+  /** Runs `use` on the connected wire, with errors attributed to this client. */
+  async #onWire<T>(use: (wire: Wire) => Promise<T>): Promise<T> {
     if (this.#closed) throw new AxMCPTransportError('closed', 'The client was closed', this.#where());
     const wire = this.#wire;
     if (!wire) throw new AxMCPTransportError('closed', 'The client is not connected', this.#where());
     try {
-      return await wire.request(request);
+      return await use(wire);
     } catch (error) {
       throw error instanceof AxMCPError ? error.attribute(this.#where()) : error;
     }
+  }
+
+  #send(request: SendRequest): Promise<Record<string, unknown>> {
+    return this.#onWire((wire) => wire.request(request));
   }
 
   async #listPage(kind: AxMCPListKind, cursor: string | undefined, options: AxMCPCallOptions = {}) {

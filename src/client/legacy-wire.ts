@@ -2,6 +2,7 @@ import { AxMCPSessionExpiredError, AxMCPUnsupportedError } from '../protocol/err
 import {
   type AxMCPClientCapabilities,
   type AxMCPImplementation,
+  type AxMCPLoggingLevel,
   parseInitializeResult,
 } from '../protocol/messages.js';
 import { LEGACY_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } from '../protocol/versions.js';
@@ -122,6 +123,14 @@ export class LegacyWire implements Wire {
     await this.#options.transport.notify(
       params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method },
     );
+  }
+
+  async ping(options: Partial<SendRequest>): Promise<void> {
+    await this.request({ ...options, method: 'ping', idempotent: true, progress: false });
+  }
+
+  async setLogLevel(level: AxMCPLoggingLevel, options: Partial<SendRequest>): Promise<void> {
+    await this.request({ ...options, method: 'logging/setLevel', params: { level }, idempotent: true });
   }
 
   cancel(requestId: string | number, reason: string): void {

@@ -32,7 +32,8 @@ export interface ModernWireOptions {
   requests: InFlightRequests;
   clientInfo: AxMCPImplementation;
   capabilities: () => AxMCPClientCapabilities;
-  logLevel: () => AxMCPLoggingLevel | undefined;
+  /** The log level carried in every request's `_meta` until `setLogLevel` changes it. */
+  logLevel: AxMCPLoggingLevel | undefined;
   /** Answers input requests with the client's handlers. */
   fulfil: InputFulfiller;
   namespace: string;
@@ -89,9 +90,11 @@ export class ModernWire implements Wire {
   readonly #options: ModernWireOptions;
   #version: string = MODERN_PROTOCOL_VERSIONS[0] as string;
   #discover: Record<string, unknown> | undefined;
+  #logLevel: AxMCPLoggingLevel | undefined;
 
   constructor(options: ModernWireOptions) {
     this.#options = options;
+    this.#logLevel = options.logLevel;
     this.#discover = options.cachedDiscover;
     this.tasks = new ModernTasks({ ...options.taskDeps, send: (request) => this.request(request) });
   }
@@ -124,6 +127,14 @@ export class ModernWire implements Wire {
       capabilities: parsed.capabilities,
       instructions: parsed.instructions,
     };
+  }
+
+  async ping(options: Partial<SendRequest>): Promise<void> {
+    await this.discover(options.signal);
+  }
+
+  async setLogLevel(level: AxMCPLoggingLevel): Promise<void> {
+    this.#logLevel = level;
   }
 
   /** Asks the server to describe itself (`server/discover`). */
@@ -238,8 +249,7 @@ export class ModernWire implements Wire {
       [META.clientCapabilities]: this.#options.capabilities(),
       [META.clientInfo]: this.#options.clientInfo,
     };
-    const level = this.#options.logLevel();
-    if (level) meta[META.logLevel] = level;
+    if (this.#logLevel) meta[META.logLevel] = this.#logLevel;
     params._meta = meta;
     const headers: Record<string, string> = { ...modernHeaders(request.method, params, this.#version) };
     if (request.method === 'tools/call' && typeof params.name === 'string') {

@@ -1,4 +1,8 @@
-import type { AxMCPImplementation, AxMCPServerCapabilities } from '../protocol/messages.js';
+import type {
+  AxMCPImplementation,
+  AxMCPLoggingLevel,
+  AxMCPServerCapabilities,
+} from '../protocol/messages.js';
 import type { AxMCPEra } from '../protocol/versions.js';
 import type { SendRequest } from './in-flight.js';
 import type { TaskProtocol } from './tasks/protocol.js';
@@ -25,6 +29,13 @@ export interface Wire {
   request(request: SendRequest): Promise<Record<string, unknown>>;
   /** Sends a notification. */
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /** A cheap liveness check in the era's way (2025-11-25 `ping`; 2026-07-28, which has no `ping`, `server/discover`). */
+  ping(options: Partial<SendRequest>): Promise<void>;
+  /**
+   * Makes `level` the log level the server sends at, in the era's way: 2025-11-25 sends
+   * `logging/setLevel`; 2026-07-28 (no such method) carries it in every request's `_meta`.
+   */
+  setLogLevel(level: AxMCPLoggingLevel, options: Partial<SendRequest>): Promise<void>;
   /** Tells the server a request was abandoned, in the era's way. */
   cancel(requestId: string | number, reason: string): void;
   /** Ends the conversation on the server's side (legacy: the session). */

@@ -183,6 +183,7 @@ export async function startModernServer(options: ModernPeerOptions = {}): Promis
         capabilities: {
           tools: { listChanged: true },
           prompts: { listChanged: true },
+          logging: {},
           resources: { subscribe: true, listChanged: true },
         },
         instructions: 'ax-mcp modern 2026-07-28 test peer (official v2 server SDK).',

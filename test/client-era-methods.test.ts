@@ -1,0 +1,82 @@
+/**
+ * Every method the client can send exists in the era it is sent in. 2026-07-28 removed
+ * `ping` and `logging/setLevel`: `ping()` asks `server/discover` instead, and
+ * `setLoggingLevel()` makes every later request carry the level in `_meta`. Against the
+ * official v2 server SDK (2026-07-28) and the demo's 2025-11-25 leg.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AxMCPDemoServer } from '../src/demo/index.js';
+import { type AxMCPClient, AxMCPInvalidOptionsError } from '../src/index.js';
+import { httpClient } from './helpers/clients.js';
+import { type ModernPeer, startModernServer } from './servers/modern.js';
+
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+
+describe('2026-07-28 (official v2 server SDK)', () => {
+  let peer: ModernPeer;
+  let client: AxMCPClient;
+
+  beforeAll(async () => {
+    peer = await startModernServer();
+    client = httpClient(peer.url, { era: 'modern' });
+    await client.init();
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await peer?.close();
+  });
+
+  it('ping() asks server/discover and never sends the removed ping', async () => {
+    const before = peer.stats.methods.get('server/discover') ?? 0;
+    await client.ping();
+    await client.ping();
+    expect(peer.stats.methods.get('server/discover')).toBe(before + 2);
+    expect(peer.stats.methods.get('ping')).toBeUndefined();
+  });
+
+  it('setLoggingLevel() sends no logging/setLevel; later requests carry the level in _meta', async () => {
+    await client.inspectCatalog();
+    const first = peer.stats.requests.at(-1);
+    expect(first?.meta).toBeDefined();
+    expect((first?.meta as Record<string, unknown> | undefined)?.[LOG_LEVEL_KEY]).toBeUndefined();
+    await client.setLoggingLevel('warning');
+    expect(peer.stats.methods.get('logging/setLevel')).toBeUndefined();
+    await client.callTool('echo', { message: 'hi' });
+    const call = peer.stats.requests.filter((request) => request.method === 'tools/call').at(-1);
+    expect((call?.meta as Record<string, unknown> | undefined)?.[LOG_LEVEL_KEY]).toBe('warning');
+  });
+
+  it('setLoggingLevel refuses a level that does not exist before sending anything', async () => {
+    const count = peer.stats.requests.length;
+    await expect(client.setLoggingLevel('warn' as never)).rejects.toBeInstanceOf(AxMCPInvalidOptionsError);
+    await expect(client.setLoggingLevel('warn' as never)).rejects.toMatchObject({
+      path: 'level',
+      suggestion: "'warning'",
+    });
+    expect(peer.stats.requests.length).toBe(count);
+  });
+});
+
+describe('2025-11-25 (the demo, legacy only)', () => {
+  let server: AxMCPDemoServer;
+  let client: AxMCPClient;
+
+  beforeAll(async () => {
+    server = new AxMCPDemoServer({ era: 'legacy', keepAliveMs: 0 });
+    await server.start();
+    client = httpClient(server.url, { era: 'legacy' });
+    await client.init();
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+
+  it('ping() sends ping', async () => {
+    const before = server.state().methodCounts.legacy.ping ?? 0;
+    await client.ping();
+    expect(server.state().methodCounts.legacy.ping).toBe(before + 1);
+  });
+});
