@@ -80,3 +80,26 @@ describe('2025-11-25 (the demo, legacy only)', () => {
     expect(server.state().methodCounts.legacy.ping).toBe(before + 1);
   });
 });
+
+describe('SEP-2106: structuredContent may be any JSON value (official v2 server SDK)', () => {
+  let peer: ModernPeer;
+  let client: AxMCPClient;
+
+  beforeAll(async () => {
+    peer = await startModernServer();
+    client = httpClient(peer.url, { era: 'modern' });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await peer?.close();
+  });
+
+  it('an array and a scalar reach the caller raw', async () => {
+    const squares = await client.callTool('numbers', { count: 4 });
+    expect(squares.structuredContent).toEqual([1, 4, 9, 16]);
+    expect(squares.content).toEqual([{ type: 'text', text: '1, 4, 9, 16' }]);
+    const answer = await client.callTool('answer', {});
+    expect(answer.structuredContent).toBe(42);
+  });
+});

@@ -33,7 +33,8 @@ describe('MCP content to provider parts', () => {
     expect(text).toContain('[image/png image from mcp:ns:tool]');
     expect(text).toContain('<res://a>');
     expect(text).toContain('[resource <res://t> (text/plain)]\nembedded');
-    expect(text).toContain('structuredContent: {"count":2}');
+    expect(text).not.toContain('structuredContent');
+    expect(text).not.toContain('"count"');
     expect(text).toContain('"hologram"');
   });
 
@@ -47,6 +48,23 @@ describe('MCP content to provider parts', () => {
     expect(text).toContain(
       '[application/octet-stream file <res://dir/b.bin> from mcp:ns:tool, 3 bytes — not shown',
     );
+  });
+
+  it('SEP-2200: content is what the model sees; structuredContent (any JSON value) only when content is empty', () => {
+    const shown = (structuredContent: AxMCPCallToolResult['structuredContent']) =>
+      resultParts({ content: [], structuredContent }, none, 'mcp:ns:t');
+    expect(shown([1, 'two', { three: 3 }])).toEqual([
+      { type: 'text', text: 'structuredContent: [1,"two",{"three":3}]' },
+    ]);
+    expect(shown(42)).toEqual([{ type: 'text', text: 'structuredContent: 42' }]);
+    expect(shown(null)).toEqual([{ type: 'text', text: 'structuredContent: null' }]);
+    expect(shown('plain')).toEqual([{ type: 'text', text: 'structuredContent: "plain"' }]);
+    const both = resultParts(
+      { content: [{ type: 'text', text: 'three rows' }], structuredContent: [1, 2, 3] },
+      none,
+      'mcp:ns:t',
+    );
+    expect(both).toEqual([{ type: 'text', text: 'three rows' }]);
   });
 
   it('does not repeat structuredContent a text block already carries, and marks errors', () => {

@@ -41,8 +41,10 @@ export function resultParts(
   if (result.isError === true) parts.push(text(`The tool reported an error (${source}):`));
   const blocks = Array.isArray(result.content) ? result.content : [];
   for (const block of blocks) parts.push(...blockParts(block, support, source, 'tool result'));
+  // SEP-2200: `content` is what the model sees; `structuredContent` only stands in when there
+  // is no content, and the two are never both given verbatim. Code keeps the raw result.
   const structured = result.structuredContent;
-  if (structured !== undefined && !repeatsStructured(blocks, structured)) {
+  if (blocks.length === 0 && structured !== undefined) {
     parts.push(text(`structuredContent: ${safeStringify(structured)}`));
   }
   if (parts.length === 0) parts.push(text('(the tool returned no content)'));
@@ -197,32 +199,6 @@ function unknownBlock(block: { type: string }, source: string): AxAITextPart {
     .slice(0, 8)
     .join(', ');
   return text(`[a "${type}" content block from ${source} that this library cannot show (fields: ${keys})]`);
-}
-
-/** Whether a text block already carries `structuredContent` as JSON (the spec asks servers to). */
-function repeatsStructured(blocks: readonly AxMCPContentBlock[], structured: unknown): boolean {
-  const wanted = canonical(structured);
-  return blocks.some((block) => {
-    if (block.type !== 'text' || typeof block.text !== 'string') return false;
-    const trimmed = block.text.trim();
-    if (!trimmed.startsWith('{')) return false;
-    try {
-      return canonical(JSON.parse(trimmed)) === wanted;
-    } catch {
-      return false;
-    }
-  });
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 function safeStringify(value: unknown): string {

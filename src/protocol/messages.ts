@@ -135,10 +135,23 @@ export type AxMCPContentBlock =
   | AxMCPEmbeddedResource
   | { type: string; [key: string]: unknown };
 
+/** A JSON value, as a server may send it. */
+export type AxMCPJSONValue =
+  | null
+  | boolean
+  | number
+  | string
+  | AxMCPJSONValue[]
+  | { [key: string]: AxMCPJSONValue };
+
 /** The raw result of `tools/call`. */
 export interface AxMCPCallToolResult {
   content: AxMCPContentBlock[];
-  structuredContent?: Record<string, unknown>;
+  /**
+   * The tool's structured result: any JSON value on 2026-07-28 (SEP-2106: an object, an array
+   * or a scalar), an object on 2025-11-25. Kept raw.
+   */
+  structuredContent?: AxMCPJSONValue;
   isError?: boolean;
   _meta?: Record<string, unknown>;
   [key: string]: unknown;
@@ -351,9 +364,7 @@ export function parseCallToolResult(result: Record<string, unknown>): AxMCPCallT
     checkContentBlock(entry, `content #${i}`),
   );
   if (result.content === undefined) result.content = [];
-  if (result.structuredContent !== undefined && !isObject(result.structuredContent)) {
-    throw bad('tool result (structuredContent must be an object)');
-  }
+  // Any JSON value (SEP-2106): the transport already parsed it from JSON, so it is one.
   if (result.isError !== undefined && typeof result.isError !== 'boolean') throw bad('tool result (isError)');
   return result as AxMCPCallToolResult;
 }

@@ -121,6 +121,8 @@ export const MODERN_PEER_TOOLS = [
   'mrtr_one_round',
   'mrtr_two_round',
   'mrtr_forever',
+  'numbers',
+  'answer',
 ] as const;
 
 const MAX_LOG = 2_000;
@@ -313,6 +315,28 @@ export async function startModernServer(options: ModernPeerOptions = {}): Promis
           },
         });
       },
+    );
+    // SEP-2106: structuredContent may be any JSON value; the SDK passes arrays and scalars through.
+    mcp.registerTool(
+      'numbers',
+      {
+        description: 'The first `count` squares, as an array of structuredContent.',
+        inputSchema: z.object({ count: z.number().int().min(0).max(100) }),
+        outputSchema: z.array(z.number()),
+      },
+      ({ count }) => {
+        const squares = Array.from({ length: count }, (_, i) => (i + 1) ** 2);
+        return { content: [{ type: 'text', text: squares.join(', ') }], structuredContent: squares };
+      },
+    );
+    mcp.registerTool(
+      'answer',
+      {
+        description: 'A scalar structuredContent with no content.',
+        inputSchema: z.object({}),
+        outputSchema: z.number(),
+      },
+      () => ({ content: [], structuredContent: 42 }) as unknown as CallToolResult,
     );
 
     mcp.registerResource(
