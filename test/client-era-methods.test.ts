@@ -6,7 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo/index.js';
-import { type AxMCPClient, AxMCPInvalidOptionsError } from '../src/index.js';
+import {
+  type AxMCPClient,
+  type AxMCPClientOptions,
+  AxMCPInvalidOptionsError,
+  AxMCPToolOutputError,
+} from '../src/index.js';
 import { httpClient } from './helpers/clients.js';
 import { type ModernPeer, startModernServer } from './servers/modern.js';
 
@@ -101,5 +106,73 @@ describe('SEP-2106: structuredContent may be any JSON value (official v2 server 
     expect(squares.content).toEqual([{ type: 'text', text: '1, 4, 9, 16' }]);
     const answer = await client.callTool('answer', {});
     expect(answer.structuredContent).toBe(42);
+  });
+});
+
+describe('outputSchema: structuredContent is checked against the declared schema (official v2 server SDK)', () => {
+  let peer: ModernPeer;
+
+  beforeAll(async () => {
+    peer = await startModernServer();
+  });
+
+  afterAll(async () => {
+    await peer?.close();
+  });
+
+  /** A client that sees `numbers` declare an array of strings: the server's own data then breaks it. */
+  function declaringStrings(options: Partial<AxMCPClientOptions> = {}) {
+    return httpClient(
+      peer.url,
+      { era: 'modern', ...options },
+      {
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          const body = typeof init?.body === 'string' ? init.body : '';
+          if (!body.includes('"tools/list"')) return response;
+          const text = (await response.text()).replace(
+            /"outputSchema":\{"\$schema":"[^"]*","type":"array","items":\{"type":"number"\}\}/,
+            '"outputSchema":{"type":"array","items":{"type":"string"}}',
+          );
+          return new Response(text, { status: response.status, headers: response.headers });
+        },
+      },
+    );
+  }
+
+  it('the official SDK declares the schema its data fits: the call passes the check', async () => {
+    const client = httpClient(peer.url, { era: 'modern' });
+    try {
+      const catalog = await client.inspectCatalog();
+      expect(catalog.tools.find((tool) => tool.name === 'numbers')?.outputSchema).toMatchObject({
+        type: 'array',
+      });
+      expect((await client.callTool('numbers', { count: 2 })).structuredContent).toEqual([1, 4]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a mismatch is output_schema_mismatch carrying the raw result; validateToolOutput: false lets it through', async () => {
+    const strict = declaringStrings();
+    const lenient = declaringStrings({ validateToolOutput: false });
+    try {
+      const declared = (await strict.inspectCatalog()).tools.find((tool) => tool.name === 'numbers');
+      expect(declared?.outputSchema).toEqual({ type: 'array', items: { type: 'string' } });
+      const error = await strict.callTool('numbers', { count: 3 }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toBeInstanceOf(AxMCPToolOutputError);
+      expect(error).toMatchObject({
+        code: 'output_schema_mismatch',
+        tool: 'numbers',
+        result: { structuredContent: [1, 4, 9] },
+      });
+      expect((await lenient.callTool('numbers', { count: 3 })).structuredContent).toEqual([1, 4, 9]);
+    } finally {
+      await strict.close();
+      await lenient.close();
+    }
   });
 });

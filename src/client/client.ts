@@ -58,6 +58,7 @@ import { type AxMCPListening, type AxMCPListenOptions, listenStandalone } from '
 import { ModernWire } from './modern-wire.js';
 import { sanitizeNamespace } from './namespace.js';
 import { type AxMCPClientOptions, CLIENT_OPTIONS } from './options.js';
+import { checkToolOutput } from './output-schema.js';
 import {
   type AxMCPServerRequestContext,
   answerFor,
@@ -382,7 +383,9 @@ export class AxMCPClient {
    * A call that becomes a task is awaited (polling, answering input) unless
    * `taskHandling: 'expose'`, which returns the task itself in the result's place — use
    * {@link callToolOutcome} for a typed answer. A call is never replayed after an
-   * uncertain outcome.
+   * uncertain outcome. When the tool declares an `outputSchema`, `structuredContent` is
+   * checked against it (unless `validateToolOutput: false`): a mismatch throws
+   * {@link AxMCPToolOutputError}, which carries the raw result.
    */
   async callTool(
     name: string,
@@ -394,7 +397,10 @@ export class AxMCPClient {
       if (outcome.kind === 'complete') return outcome.result;
       if (options.taskHandling === 'expose')
         return { content: [], task: outcome.task } as AxMCPCallToolResult;
-      return this.#awaitTask(outcome.task, options);
+      const result = await this.#awaitTask(outcome.task, options);
+      const tool = this.#catalog.tool(name);
+      if (tool) this.#checkOutput(tool, result);
+      return result;
     };
     return this.#slots ? this.#slots.run(run, options.signal) : run();
   }
@@ -1001,7 +1007,7 @@ export class AxMCPClient {
     const tool = await this.#findTool(name);
     if (this.#options.authorizeToolCall) {
       // A frozen copy: the guard sees what the catalog says and cannot change what is sent.
-      const described = deepFreeze(tool ? structuredClone(tool) : { name, inputSchema: { type: 'object' } });
+      const described = deepFreeze(structuredClone(tool));
       const allowed = await this.#options.authorizeToolCall({
         namespace: this.namespace,
         tool: described,
@@ -1024,7 +1030,13 @@ export class AxMCPClient {
       grace !== undefined && options.signal
         ? await this.#sendKeepingTask(wire, params, options, options.signal, grace)
         : await this.#send({ method: 'tools/call', params, ...callOptions(options) });
-    return wire.tasks.outcome(result);
+    const outcome = wire.tasks.outcome(result);
+    if (outcome.kind === 'complete') this.#checkOutput(tool, outcome.result);
+    return outcome;
+  }
+
+  #checkOutput(tool: AxMCPTool, result: AxMCPCallToolResult): void {
+    if (this.#options.validateToolOutput !== false) checkToolOutput(tool, result, this.#where());
   }
 
   /**
@@ -1219,7 +1231,7 @@ export class AxMCPClient {
     return page.nextCursor === undefined ? { [kind]: items } : { [kind]: items, nextCursor: page.nextCursor };
   }
 
-  async #findTool(name: string): Promise<AxMCPTool | undefined> {
+  async #findTool(name: string): Promise<AxMCPTool> {
     if (!this.#catalog.offers('tools')) {
       throw new AxMCPUnsupportedError('The server does not offer tools', this.#where());
     }

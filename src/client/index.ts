@@ -17,6 +17,7 @@ export type { AxMCPClientEvent, AxMCPClientEventListener, AxMCPLifecycleState } 
 export type { AxMCPCallOptions } from './in-flight.js';
 export type { AxMCPListening, AxMCPListenOptions } from './listening.js';
 export type { AxMCPClientOptions, AxMCPToolCallRequest } from './options.js';
+export { type AxMCPOutputSchemaIssue, AxMCPToolOutputError } from './output-schema.js';
 export type { AxMCPCacheInfo } from './pagination.js';
 export type {
   AxMCPElicitationHandlers,

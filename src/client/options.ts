@@ -37,8 +37,8 @@ export interface AxMCPToolCallRequest {
   namespace: string;
   /**
    * The tool as the catalog lists it (`name`, `title`, `description`, `annotations`,
-   * `inputSchema`, `outputSchema`, `_meta`), a frozen copy. A tool the catalog does not list
-   * is `{ name }` alone: a guard that needs annotations must then decide without them.
+   * `inputSchema`, `outputSchema`, `_meta`), a frozen copy. (A tool the catalog does not list
+   * is refused before the guard runs.)
    */
   tool: Readonly<AxMCPTool>;
   arguments: Record<string, unknown>;
@@ -102,6 +102,13 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   skills?: boolean;
   /** Declare the 2026-07-28 Tasks extension (default true). */
   tasksExtension?: boolean;
+  /**
+   * Check `structuredContent` against the tool's `outputSchema` (default true): a mismatch
+   * throws `AxMCPToolOutputError` (`output_schema_mismatch`) carrying the raw result. Each
+   * schema is compiled once per catalog revision; one that could make checking unbounded is
+   * refused as `invalid_output_schema`.
+   */
+  validateToolOutput?: boolean;
   /** Cache `resources/read` results for their TTL, until `resources/updated` (2026-07-28; default false). */
   readCache?: boolean;
 }
@@ -159,6 +166,7 @@ export const CLIENT_OPTIONS = object(
     skills: boolean(),
     tasksExtension: boolean(),
     readCache: boolean(),
+    validateToolOutput: boolean(),
   },
   {
     expected: 'an options object { namespace, … }',

@@ -34,6 +34,10 @@ export type AxMCPErrorCode =
   | 'input_rounds_exhausted'
   /** Options that cannot work as written: an unknown key, a wrong type, a missing required field. */
   | 'invalid_options'
+  /** A tool's `structuredContent` does not fit its `outputSchema` (`AxMCPToolOutputError`). */
+  | 'output_schema_mismatch'
+  /** A tool's `outputSchema` cannot be checked safely (too large, too deep, exponential patterns, endless references). */
+  | 'invalid_output_schema'
   // OAuth (AxMCPOAuthError)
   | 'oauth_discovery_failed'
   | 'oauth_resource_mismatch'
