@@ -87,7 +87,10 @@ async function replay<T>(
   program: (client: AxMCPClient) => Promise<T>,
   options: { strict?: boolean; client?: Partial<AxMCPClientOptions> } = {},
 ) {
-  const transport = new AxMCPReplayTransport(JSON.parse(JSON.stringify(recording)), options);
+  const transport = new AxMCPReplayTransport(
+    JSON.parse(JSON.stringify(recording)),
+    options.strict === undefined ? {} : { strict: options.strict },
+  );
   const eraStore = new AxMCPMemoryEraStore();
   const client = new AxMCPClient(transport, {
     namespace: 'replayed',

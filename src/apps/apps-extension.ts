@@ -3,6 +3,8 @@
  * client capabilities — in `initialize` (2025-11-25) and in every request's `_meta` (2026-07-28).
  * Isomorphic: no `node:` imports.
  */
+import { array, object, required, string } from '../options/check.js';
+import { assertMCPOptions } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
 import type { AxMCPSendOptions, AxMCPTransport } from '../transport/types.js';
@@ -10,6 +12,12 @@ import { AxMCPWrappingTransport } from '../transport/wrapping-transport.js';
 import { AX_MCP_APP_MIME_TYPE, AX_MCP_APPS_EXTENSION } from './app-document.js';
 
 const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
+
+/** The shape of the extension settings `{ mimeTypes }`. */
+const APPS_EXTENSION_SETTINGS = object(
+  { mimeTypes: required(array(string({ nonEmpty: true }), { minLength: 1 })) },
+  { expected: 'an object { mimeTypes }', aliases: { mimeType: 'mimeTypes', types: 'mimeTypes' } },
+);
 
 /**
  * A transport that adds the MCP Apps extension to the client capabilities the client sends,
@@ -22,6 +30,7 @@ export class AxMCPAppsExtensionTransport extends AxMCPWrappingTransport {
 
   constructor(inner: AxMCPTransport, settings: { mimeTypes: string[] }) {
     super(inner);
+    assertMCPOptions(APPS_EXTENSION_SETTINGS, settings, 'AxMCPAppsExtensionTransport settings');
     this.settings = settings;
   }
 

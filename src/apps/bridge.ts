@@ -5,7 +5,8 @@
  * Isomorphic: no `node:` imports; the caller moves messages (`postMessage`, a test harness, …).
  */
 import type { AxMCPClient } from '../client/client.js';
-import { AxMCPError, AxMCPUnsupportedError, RPC } from '../protocol/errors.js';
+import { anyOf, anything, func, instance, object, record, required, string } from '../options/check.js';
+import { AxMCPError, AxMCPUnsupportedError, assertMCPOptions, RPC } from '../protocol/errors.js';
 import { isObject, parseUntrustedJSON } from '../protocol/json.js';
 import {
   type JSONRPCId,
@@ -91,6 +92,53 @@ export interface AxMCPAppBridgeOptions {
   hostContext?: Record<string, unknown>;
 }
 
+const HOOK = func('a function');
+
+/** The shape of {@link AxMCPAppBridgeOptions}, every key of it; checked once in the constructor. */
+const APP_BRIDGE_OPTIONS = object(
+  {
+    client: required(
+      instance('an AxMCPClient', (value) => {
+        if (typeof value !== 'object' || value === null) return false;
+        const client = value as Record<string, unknown>;
+        return (
+          typeof client.readResource === 'function' &&
+          typeof client.callTool === 'function' &&
+          typeof client.transport === 'object' &&
+          client.transport !== null
+        );
+      }),
+    ),
+    tool: required(
+      anyOf(
+        string({ nonEmpty: true }),
+        object({ name: required(string({ nonEmpty: true })) }, { open: true }),
+      ),
+    ),
+    sendToView: required(func('a function (message) => void')),
+    authorize: func('a function (request) => boolean'),
+    openLink: HOOK,
+    sendMessage: HOOK,
+    updateModelContext: HOOK,
+    requestDisplayMode: HOOK,
+    onLog: HOOK,
+    onError: HOOK,
+    hostInfo: object({ name: required(string()), version: required(string()) }, { open: true }),
+    hostContext: record(anything(), 'an object of host context'),
+  },
+  {
+    expected: 'an options object { client, tool, sendToView, … }',
+    aliases: {
+      send: 'sendToView',
+      postMessage: 'sendToView',
+      onMessage: 'sendMessage',
+      authorizeRequest: 'authorize',
+      toolName: 'tool',
+      onOpenLink: 'openLink',
+    },
+  },
+);
+
 const DENIED = -32000;
 const DISPLAY_MODES = new Set<AxMCPAppDisplayMode>(['inline', 'fullscreen', 'pip']);
 
@@ -126,6 +174,7 @@ export class AxMCPAppBridge {
   #closed = false;
 
   constructor(options: AxMCPAppBridgeOptions) {
+    assertMCPOptions(APP_BRIDGE_OPTIONS, options, 'AxMCPAppBridge options');
     this.#options = options;
   }
 

@@ -2,6 +2,7 @@
  * How a request gets its credentials: strategies that each add headers or query
  * parameters, run in order by {@link applyAuthentication}.
  */
+import { anyOf, array, instance } from '../options/check.js';
 import { AxMCPError } from '../protocol/errors.js';
 import { assertHeaderName, assertHeaderValue } from './encoding.js';
 
@@ -55,6 +56,21 @@ export interface AxMCPAuthentication {
   /** Sees every response (a DPoP nonce rotates on success responses too). */
   observe?(response: AxMCPAuthenticationResponse): void;
 }
+
+/** The shape of an {@link AxMCPAuthentication}: an object with `authenticate`, and functions where it has hooks. */
+export const AUTHENTICATION = instance('an AxMCPAuthentication', (value) => {
+  if (typeof value !== 'object' || value === null) return false;
+  const strategy = value as Record<string, unknown>;
+  return (
+    typeof strategy.authenticate === 'function' &&
+    (strategy.challenge === undefined || typeof strategy.challenge === 'function') &&
+    (strategy.observe === undefined || typeof strategy.observe === 'function') &&
+    (strategy.sensitiveHeaders === undefined || Array.isArray(strategy.sensitiveHeaders))
+  );
+});
+
+/** The shape of an `authentication` option: one strategy, or several in order. */
+export const AUTHENTICATION_OPTION = anyOf(AUTHENTICATION, array(AUTHENTICATION));
 
 /** A response as a strategy sees it. */
 export interface AxMCPAuthenticationResponse {

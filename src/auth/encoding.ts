@@ -30,16 +30,31 @@ export function hex(bytes: ArrayBuffer | Uint8Array): string {
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE = /^[\x21-\x7e\x80-\xff]([\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
 
+/** True for an HTTP header name (RFC 9110 token). */
+export function isHeaderName(name: unknown): boolean {
+  return typeof name === 'string' && HEADER_NAME.test(name);
+}
+
+/** True for a non-empty header value without control characters or surrounding spaces. */
+export function isHeaderValue(value: unknown): boolean {
+  return typeof value === 'string' && HEADER_VALUE.test(value);
+}
+
+/** True for a non-empty run of visible ASCII (no spaces). */
+export function isToken(value: unknown): boolean {
+  return typeof value === 'string' && /^[\x21-\x7e]+$/.test(value);
+}
+
 /** Throws `invalid_argument` (naming `what`, never the value) unless `name` is an HTTP header name. */
 export function assertHeaderName(name: string, what: string): void {
-  if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
+  if (!isHeaderName(name)) {
     throw new AxMCPError('invalid_argument', `${what} is not a valid HTTP header name`);
   }
 }
 
 /** Throws `invalid_argument` (naming `what`, never the value) unless `value` is a non-empty header value. */
 export function assertHeaderValue(value: string, what: string): void {
-  if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
+  if (!isHeaderValue(value)) {
     throw new AxMCPError(
       'invalid_argument',
       `${what} must be a non-empty string without control characters or surrounding spaces`,
@@ -49,7 +64,7 @@ export function assertHeaderValue(value: string, what: string): void {
 
 /** Throws `invalid_argument` unless `value` is a non-empty run of visible ASCII (no spaces). */
 export function assertToken(value: string, what: string): void {
-  if (typeof value !== 'string' || !/^[\x21-\x7e]+$/.test(value)) {
+  if (!isToken(value)) {
     throw new AxMCPError(
       'invalid_argument',
       `${what} must be a non-empty string of visible ASCII characters`,

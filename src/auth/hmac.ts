@@ -1,9 +1,10 @@
 /**
  * HMAC request signing with WebCrypto (works in every runtime with `crypto.subtle`).
  */
-import { AxMCPError } from '../protocol/errors.js';
+import { anyOf, func, instance, object, required } from '../options/check.js';
+import { AxMCPError, assertMCPOptions } from '../protocol/errors.js';
 import type { AxMCPAuthenticationRequest } from './authentication.js';
-import { assertToken, hex, utf8Bytes } from './encoding.js';
+import { assertToken, hex, isToken, utf8Bytes } from './encoding.js';
 import { type AxMCPRedactedAuthentication, redactedAuthentication } from './strategies.js';
 
 /** Options of {@link axMCPHMACAuthentication}. */
@@ -18,6 +19,30 @@ export interface AxMCPHMACOptions {
   nonce?: () => string;
 }
 
+/** The shape of {@link AxMCPHMACOptions}. */
+const HMAC_OPTIONS = object(
+  {
+    keyId: required(
+      instance(
+        'a non-empty string of visible ASCII without "," or "="',
+        (value) => isToken(value) && !/[,=]/.test(value as string),
+      ),
+    ),
+    secret: required(
+      anyOf(
+        instance('a non-empty string', (value) => typeof value === 'string' && value.length > 0),
+        instance('a non-empty Uint8Array', (value) => value instanceof Uint8Array && value.byteLength > 0),
+      ),
+    ),
+    now: func('a clock () => milliseconds since the epoch'),
+    nonce: func('a function () => a fresh nonce'),
+  },
+  {
+    expected: 'an object { keyId, secret, now?, nonce? }',
+    aliases: { key: 'secret', id: 'keyId', clock: 'now' },
+  },
+);
+
 /**
  * Signs each request with HMAC-SHA-256 over
  * `METHOD "\n" path?query "\n" hex(sha256(body)) "\n" timestamp "\n" nonce`
@@ -27,15 +52,10 @@ export interface AxMCPHMACOptions {
  * query parameters other strategies add.
  */
 export function axMCPHMACAuthentication(options: AxMCPHMACOptions): AxMCPRedactedAuthentication {
-  const { keyId, secret } = options ?? ({} as AxMCPHMACOptions);
-  assertToken(keyId, 'The HMAC keyId');
-  if (/[,=]/.test(keyId))
-    throw new AxMCPError('invalid_argument', 'The HMAC keyId cannot contain "," or "="');
-  let secretBytes: Uint8Array<ArrayBuffer>;
-  if (typeof secret === 'string') secretBytes = utf8Bytes(secret);
-  else if (secret instanceof Uint8Array) secretBytes = new Uint8Array(secret);
-  else throw new AxMCPError('invalid_argument', 'The HMAC secret must be a string or a Uint8Array');
-  if (secretBytes.byteLength === 0) throw new AxMCPError('invalid_argument', 'The HMAC secret is empty');
+  assertMCPOptions(HMAC_OPTIONS, options, 'axMCPHMACAuthentication options');
+  const { keyId, secret } = options;
+  const secretBytes: Uint8Array<ArrayBuffer> =
+    typeof secret === 'string' ? utf8Bytes(secret) : new Uint8Array(secret);
   const subtle = globalThis.crypto?.subtle;
   if (subtle === undefined) {
     throw new AxMCPError('unsupported', 'HMAC authentication needs WebCrypto (crypto.subtle)');

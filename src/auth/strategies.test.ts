@@ -72,7 +72,13 @@ describe('axMCPBasicAuthentication', () => {
   });
 
   it('refuses a username with a colon and redacts itself', () => {
-    expect(() => axMCPBasicAuthentication({ username: 'a:b', password: 'p' })).toThrow(/cannot contain ":"/);
+    expect(() => axMCPBasicAuthentication({ username: 'a:b', password: 'p' })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_options',
+        path: 'username',
+        message: expect.stringMatching(/without ":"/),
+      }),
+    );
     const strategy = axMCPBasicAuthentication({ username: 'alice-user', password: 'hunter2-pass' });
     expect(strategy.toJSON()).toEqual({ kind: 'basic', username: '[redacted]', password: '[redacted]' });
     expectRedacted(

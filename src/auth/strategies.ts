@@ -2,13 +2,22 @@
  * The simple credential strategies: bearer token, HTTP Basic and API key.
  * Each keeps its secret in a closure; `toJSON()` and `toString()` show only the kind.
  */
-import { AxMCPError } from '../protocol/errors.js';
+import { optionsError } from '../net/options-error.js';
+import { anyOf, func, instance, object, required, string } from '../options/check.js';
+import { AxMCPError, assertMCPOptions } from '../protocol/errors.js';
 import type {
   AxMCPAuthentication,
   AxMCPAuthenticationRequest,
   AxMCPAuthenticationResult,
 } from './authentication.js';
-import { assertHeaderName, assertHeaderValue, assertToken, base64, utf8Bytes } from './encoding.js';
+import {
+  assertHeaderValue,
+  assertToken,
+  base64,
+  isHeaderName,
+  isHeaderValue,
+  utf8Bytes,
+} from './encoding.js';
 
 /** A secret given directly, or fetched per request (for rotating tokens). */
 export type AxMCPSecret = string | ((request: AxMCPAuthenticationRequest) => string | Promise<string>);
@@ -78,18 +87,24 @@ export interface AxMCPBasicCredentials {
   password: string;
 }
 
+/** The shape of {@link AxMCPBasicCredentials}. */
+const BASIC_CREDENTIALS = object(
+  {
+    username: required(
+      instance('a string without ":"', (value) => typeof value === 'string' && !value.includes(':')),
+    ),
+    password: required(string()),
+  },
+  { expected: 'an object { username, password }', aliases: { user: 'username', pass: 'password' } },
+);
+
 /**
  * HTTP Basic: `Authorization: Basic base64(utf8(username ":" password))` (RFC 7617 with
  * `charset=UTF-8`), safe for any Unicode.
  */
 export function axMCPBasicAuthentication(credentials: AxMCPBasicCredentials): AxMCPRedactedAuthentication {
-  const { username, password } = credentials ?? ({} as AxMCPBasicCredentials);
-  if (typeof username !== 'string' || typeof password !== 'string') {
-    throw new AxMCPError('invalid_argument', 'Basic authentication needs a username and a password string');
-  }
-  if (username.includes(':')) {
-    throw new AxMCPError('invalid_argument', 'A Basic authentication username cannot contain ":"');
-  }
+  assertMCPOptions(BASIC_CREDENTIALS, credentials, 'axMCPBasicAuthentication credentials');
+  const { username, password } = credentials;
   const header = `Basic ${base64(utf8Bytes(`${username}:${password}`))}`;
   return redactedAuthentication(
     'basic',
@@ -111,23 +126,40 @@ export interface AxMCPAPIKeyOptions {
   query?: string;
 }
 
+/** The shape of {@link AxMCPAPIKeyOptions}. */
+const API_KEY_OPTIONS = object(
+  {
+    key: required(
+      anyOf(
+        instance('a non-empty string without control characters or surrounding spaces', isHeaderValue),
+        func('a function (request) => the key'),
+      ),
+    ),
+    header: instance('an HTTP header name', isHeaderName),
+    query: string({ nonEmpty: true }),
+  },
+  {
+    expected: 'an object { key, header? } or { key, query }',
+    aliases: { apiKey: 'key', value: 'key', headerName: 'header', queryParameter: 'query', param: 'query' },
+  },
+);
+
 /**
  * An API key in a header (`X-API-Key` unless `header` says otherwise) or, with `query`,
  * in a query parameter. Prefer the header: URLs end up in logs.
  */
 export function axMCPAPIKeyAuthentication(options: AxMCPAPIKeyOptions): AxMCPRedactedAuthentication {
-  const { key, header, query } = options ?? ({} as AxMCPAPIKeyOptions);
-  assertSecretSource(key, 'The API key');
+  assertMCPOptions(API_KEY_OPTIONS, options, 'axMCPAPIKeyAuthentication options');
+  const { key, header, query } = options;
   if (header !== undefined && query !== undefined) {
-    throw new AxMCPError('invalid_argument', 'Give the API key a header or a query parameter, not both');
-  }
-  if (query !== undefined && (typeof query !== 'string' || query === '')) {
-    throw new AxMCPError('invalid_argument', 'The API key query parameter needs a name');
+    throw optionsError('axMCPAPIKeyAuthentication options', {
+      path: 'query',
+      expected: 'no query alongside header (the key goes in a header or a query parameter, not both)',
+      received: 'both header and query',
+    });
   }
   const headerName = header ?? 'X-API-Key';
-  if (query === undefined) assertHeaderName(headerName, 'The API key header');
   const check = (value: string) => assertHeaderValue(value, 'The API key');
-  if (typeof key === 'string') check(key);
   const description =
     query === undefined ? { header: headerName, key: '[redacted]' } : { query, key: '[redacted]' };
   const sensitive = query === undefined ? [headerName] : [];

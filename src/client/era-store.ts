@@ -1,3 +1,5 @@
+import { number, object } from '../options/check.js';
+import { assertMCPOptions } from '../protocol/errors.js';
 import type { AxMCPEra } from '../protocol/versions.js';
 
 /** What a client learned about an endpoint's era, worth remembering across clients. */
@@ -22,12 +24,25 @@ export interface AxMCPEraStore {
   delete?(endpointKey: string): void | Promise<void>;
 }
 
+/** Options of {@link AxMCPMemoryEraStore}. */
+export interface AxMCPMemoryEraStoreOptions {
+  /** The most endpoints kept; the least recently written go first (default 1000). */
+  maxEntries?: number;
+}
+
+/** The shape of {@link AxMCPMemoryEraStoreOptions}. */
+const MEMORY_ERA_STORE_OPTIONS = object(
+  { maxEntries: number({ integer: true, min: 1 }) },
+  { aliases: { max: 'maxEntries', size: 'maxEntries', limit: 'maxEntries' } },
+);
+
 /** An in-memory era store, bounded to the most recent `maxEntries` endpoints. */
 export class AxMCPMemoryEraStore implements AxMCPEraStore {
   readonly #entries = new Map<string, AxMCPEraVerdict>();
   readonly #maxEntries: number;
 
-  constructor(options: { maxEntries?: number } = {}) {
+  constructor(options: AxMCPMemoryEraStoreOptions = {}) {
+    assertMCPOptions(MEMORY_ERA_STORE_OPTIONS, options, 'AxMCPMemoryEraStore options');
     this.#maxEntries = options.maxEntries ?? 1000;
   }
 

@@ -211,7 +211,7 @@ describe('createGuardedFetch redirects (real servers on 127.0.0.1)', () => {
     const error = await guarded(`${loop.origin}/loop/0`).catch((e) => e);
     expect(error).toBeInstanceOf(AxMCPTransportError);
     expect(error.code).toBe('transport_error');
-    expect(error.message).toMatch(/Too many redirects \(more than 3\)/);
+    expect(error.message).toMatch(/Too many redirects \(more than 3;/);
     expect(loop.hits.map((h) => h.url)).toEqual(['/loop/0', '/loop/1', '/loop/2', '/loop/3']);
 
     loop.hits.length = 0;

@@ -2,8 +2,15 @@
  * The guarded `fetch`: SSRF policy on every hop, redirects followed by hand with
  * credential stripping, and size-capped body reads.
  */
-import { AxMCPError, AxMCPSSRFError, AxMCPTransportError } from '../protocol/errors.js';
-import { type AxMCPSSRFProtection, assertURLAllowed, redactURL, resolveSSRFPolicy } from './ssrf.js';
+import { array, func, number, object, string } from '../options/check.js';
+import { AxMCPError, AxMCPSSRFError, AxMCPTransportError, assertMCPOptions } from '../protocol/errors.js';
+import {
+  type AxMCPSSRFProtection,
+  assertURLAllowed,
+  redactURL,
+  resolveSSRFPolicy,
+  SSRF_PROTECTION,
+} from './ssrf.js';
 
 /** A `fetch`-compatible function (the global `fetch` is one). */
 export type AxMCPFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -22,6 +29,20 @@ export interface AxMCPGuardedFetchOptions {
    */
   sensitiveHeaders?: readonly string[];
 }
+
+/** The shape of a `fetch` option: what ax-mcp calls as `fetch(url, init)`. */
+export const FETCH = func('a fetch function (url, init) => Promise<Response>');
+
+/** The shape of {@link AxMCPGuardedFetchOptions}, every key of it. */
+export const GUARDED_FETCH_OPTIONS = object(
+  {
+    fetch: FETCH,
+    ssrfProtection: SSRF_PROTECTION,
+    maxRedirects: number({ integer: true, min: 0 }),
+    sensitiveHeaders: array(string({ nonEmpty: true })),
+  },
+  { aliases: { redirects: 'maxRedirects', ssrf: 'ssrfProtection' } },
+);
 
 /** Headers dropped whenever a redirect changes origin. */
 export const DEFAULT_SENSITIVE_HEADERS: readonly string[] = Object.freeze([
@@ -54,11 +75,9 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * against names that resolve to private addresses.
  */
 export function createGuardedFetch(options: AxMCPGuardedFetchOptions = {}): AxMCPFetch {
+  assertMCPOptions(GUARDED_FETCH_OPTIONS, options, 'createGuardedFetch options');
   const policy = resolveSSRFPolicy(options.ssrfProtection);
   const maxRedirects = options.maxRedirects ?? 5;
-  if (!Number.isInteger(maxRedirects) || maxRedirects < 0) {
-    throw new AxMCPError('invalid_argument', 'maxRedirects must be a non-negative integer');
-  }
   const sensitive = [
     ...new Set([
       ...DEFAULT_SENSITIVE_HEADERS,
@@ -100,9 +119,11 @@ export function createGuardedFetch(options: AxMCPGuardedFetchOptions = {}): AxMC
         );
       }
       if (hop >= maxRedirects) {
-        throw new AxMCPTransportError('transport_error', `Too many redirects (more than ${maxRedirects})`, {
-          endpoint,
-        });
+        throw new AxMCPTransportError(
+          'transport_error',
+          `Too many redirects (more than ${maxRedirects}; the maxRedirects option allows more)`,
+          { endpoint },
+        );
       }
       let next: URL;
       try {

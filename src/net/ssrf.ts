@@ -9,7 +9,8 @@
  * Address classes come from `ipaddr.js`; nothing here does CIDR arithmetic by hand.
  */
 import ipaddr from 'ipaddr.js';
-import { AxMCPError, AxMCPSSRFError } from '../protocol/errors.js';
+import { anyOf, array, boolean, func, instance, object } from '../options/check.js';
+import { AxMCPError, AxMCPSSRFError, assertMCPOptions } from '../protocol/errors.js';
 
 /** What SSRF protection lets through besides public HTTPS endpoints. Every flag defaults to `false`. */
 export interface AxMCPSSRFOptions {
@@ -37,8 +38,53 @@ export interface AxMCPSSRFOptions {
   validateURL?: (url: URL) => void | Promise<void>;
 }
 
+/** The shape of {@link AxMCPSSRFOptions}, every key of it: the words users reach for instead are aliases. */
+export const SSRF_OPTIONS = object(
+  {
+    allowHTTP: boolean(),
+    allowLoopback: boolean(),
+    allowPrivateNetwork: boolean(),
+    allowedHosts: array(
+      instance(
+        'a hostname, an IP literal or a "*.domain" wildcard (no scheme, port or path)',
+        (entry) => allowedHostPattern(entry) !== undefined,
+      ),
+    ),
+    validateURL: func('a function (url) => void that throws to refuse'),
+  },
+  {
+    expected: 'an object { allowHTTP?, allowLoopback?, allowPrivateNetwork?, allowedHosts?, validateURL? }',
+    aliases: {
+      allowLocalhost: 'allowLoopback',
+      allowLocalHost: 'allowLoopback',
+      allowLocal: 'allowLoopback',
+      loopback: 'allowLoopback',
+      allowInsecure: 'allowHTTP',
+      allowInsecureHTTP: 'allowHTTP',
+      allowPlainHTTP: 'allowHTTP',
+      allowPrivate: 'allowPrivateNetwork',
+      allowPrivateNetworks: 'allowPrivateNetwork',
+      allowPrivateIPs: 'allowPrivateNetwork',
+      allowHosts: 'allowedHosts',
+      allowList: 'allowedHosts',
+      allowlist: 'allowedHosts',
+      hosts: 'allowedHosts',
+      validateUrl: 'validateURL',
+    },
+  },
+);
+
 /** The `ssrfProtection` option: `true` or `undefined` = the default policy, `false` = off, or options. */
 export type AxMCPSSRFProtection = boolean | AxMCPSSRFOptions;
+
+/** The shape of the `ssrfProtection` option: `true`, `false`, {@link AxMCPSSRFOptions}, or a resolved policy. */
+export const SSRF_PROTECTION = anyOf(
+  boolean(),
+  instance('a policy from resolveSSRFPolicy', (value) => isResolvedPolicy(value)),
+  SSRF_OPTIONS,
+);
+
+const SSRF_PROTECTION_OPTION = object({ ssrfProtection: SSRF_PROTECTION });
 
 /** A resolved, immutable SSRF policy (from {@link resolveSSRFPolicy}). */
 export interface AxMCPSSRFPolicy {
@@ -108,17 +154,20 @@ const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 /**
  * Turns the `ssrfProtection` option into a policy. `true` and `undefined` give the default
  * policy (HTTPS to public addresses only), `false` turns protection off. Passing a policy
- * returns it unchanged. Throws `AxMCPError('invalid_argument')` for a malformed `allowedHosts` entry.
+ * returns it unchanged. Anything else that is not {@link AxMCPSSRFOptions} (an unknown or
+ * misspelled key such as `allowLocalhost`, a wrong type, a malformed `allowedHosts` entry)
+ * throws `AxMCPInvalidOptionsError` (code `invalid_options`).
  */
 export function resolveSSRFPolicy(option?: AxMCPSSRFProtection | AxMCPSSRFPolicy): AxMCPSSRFPolicy {
-  if (typeof option === 'object' && option !== null && matchers.has(option as AxMCPSSRFPolicy)) {
-    return option as AxMCPSSRFPolicy;
-  }
+  if (isResolvedPolicy(option)) return option;
+  // Checked as the option it is, so that a problem names it as users write it (`ssrfProtection.allowLocalhost`).
+  if (option !== undefined)
+    assertMCPOptions(SSRF_PROTECTION_OPTION, { ssrfProtection: option }, 'SSRF protection');
   const options: AxMCPSSRFOptions = typeof option === 'object' && option !== null ? option : {};
   const exact = new Set<string>();
   const suffixes: string[] = [];
   for (const entry of options.allowedHosts ?? []) {
-    const pattern = normalizeAllowedHost(entry);
+    const pattern = allowedHostPattern(entry) as string;
     if (pattern.startsWith('*.')) suffixes.push(pattern.slice(1));
     else exact.add(pattern);
   }
@@ -155,7 +204,7 @@ export async function assertURLAllowed(
     await resolved.validateURL(new URL(parsed.href));
   } catch (error) {
     if (error instanceof AxMCPSSRFError) throw error;
-    throw new AxMCPSSRFError(redactURL(parsed), 'refused by validateURL', { cause: error });
+    throw new AxMCPSSRFError(redactURL(parsed), 'refused by ssrfProtection.validateURL', { cause: error });
   }
 }
 
@@ -168,7 +217,10 @@ export function checkURL(url: URL, policy: AxMCPSSRFPolicy): void {
     throw new AxMCPSSRFError(redactURL(url), `scheme "${url.protocol}" is not http: or https:`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new AxMCPSSRFError(redactURL(url), 'credentials in the URL are not allowed; use authentication');
+    throw new AxMCPSSRFError(
+      redactURL(url),
+      'credentials in the URL are not allowed; pass them with the `authentication` option',
+    );
   }
   if (!policy.enabled) return;
   const host = normalizeHost(url.hostname);
@@ -184,7 +236,7 @@ export function checkURL(url: URL, policy: AxMCPSSRFPolicy): void {
   ) {
     throw new AxMCPSSRFError(
       redactURL(url),
-      'plain http: is refused (HTTPS required; allow it with allowHTTP, or allowLoopback for loopback hosts)',
+      'plain http: is refused (HTTPS required; allow it with ssrfProtection: { allowHTTP: true }, or ssrfProtection: { allowLoopback: true } for loopback hosts)',
     );
   }
 }
@@ -236,9 +288,13 @@ function refusal(verdict: Verdict, policy: AxMCPSSRFPolicy): string | undefined 
     case 'public':
       return undefined;
     case 'loopback':
-      return policy.allowLoopback ? undefined : `${verdict.label} (allow with allowLoopback)`;
+      return policy.allowLoopback
+        ? undefined
+        : `${verdict.label} (allow it with ssrfProtection: { allowLoopback: true })`;
     case 'private':
-      return policy.allowPrivateNetwork ? undefined : `${verdict.label} (allow with allowPrivateNetwork)`;
+      return policy.allowPrivateNetwork
+        ? undefined
+        : `${verdict.label} (allow it with ssrfProtection: { allowPrivateNetwork: true })`;
     default:
       return verdict.label;
   }
@@ -252,24 +308,23 @@ function normalizeHost(host: string): string {
   return out;
 }
 
-function normalizeAllowedHost(entry: string): string {
-  if (typeof entry !== 'string') throw invalidHost();
+/** A policy {@link resolveSSRFPolicy} made (its host matcher is known). */
+function isResolvedPolicy(value: unknown): value is AxMCPSSRFPolicy {
+  return typeof value === 'object' && value !== null && matchers.has(value as AxMCPSSRFPolicy);
+}
+
+/** The normalized form of an `allowedHosts` entry, or `undefined` when it is not one. */
+function allowedHostPattern(entry: unknown): string | undefined {
+  if (typeof entry !== 'string') return undefined;
   const host = normalizeHost(entry.trim());
   if (host.startsWith('*.')) {
     const rest = host.slice(2);
-    if (rest === '' || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(rest)) throw invalidHost();
+    if (rest === '' || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(rest)) return undefined;
     return `*.${rest}`;
   }
   if (ipaddr.isValid(host)) return ipaddr.parse(host).toNormalizedString();
-  if (host === '' || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host)) throw invalidHost();
+  if (host === '' || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host)) return undefined;
   return host;
-}
-
-function invalidHost(): AxMCPError {
-  return new AxMCPError(
-    'invalid_argument',
-    'allowedHosts entries must be hostnames, IP literals or "*.domain" wildcards (no scheme, port or path)',
-  );
 }
 
 function isAllowedHost(host: string, policy: AxMCPSSRFPolicy): boolean {

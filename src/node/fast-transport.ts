@@ -18,18 +18,22 @@ import {
   redactURL,
   resolveSSRFPolicy,
 } from '../net/ssrf.js';
-import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
+import { object } from '../options/check.js';
+import { AxMCPError, AxMCPTransportError, assertMCPOptions } from '../protocol/errors.js';
 import { type AxMCPChunkPushingBody, DRAIN_LIMITS } from '../transport/http/message-stream.js';
 import {
   type AxMCPDirectAnswer,
   type AxMCPDirectPost,
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
+  HTTP_TRANSPORT_ALIASES,
+  STREAMABLE_HTTP_KEYS,
 } from '../transport/http/streamable-http.js';
 import {
   type AxMCPNodeFetch,
   createNodeFetch,
   guardLookup,
+  NODE_CONNECTION_KEYS,
   onBodyBreak,
   requestError,
 } from './node-fetch.js';
@@ -43,6 +47,18 @@ export interface AxMCPNodeHTTPTransportOptions extends Omit<AxMCPStreamableHTTPT
   /** The DNS lookup to guard (default `dns.lookup`). */
   lookup?: LookupFunction;
 }
+
+/** The keys this fetch-less transport shares with {@link AxMCPStreamableHTTPTransport}. */
+const { fetch: _fetch, ...STREAMABLE_KEYS_BUT_FETCH } = STREAMABLE_HTTP_KEYS;
+
+/** The shape of {@link AxMCPNodeHTTPTransportOptions}, every key of it; checked once in the constructor. */
+const NODE_HTTP_OPTIONS = object(
+  { ...STREAMABLE_KEYS_BUT_FETCH, ...NODE_CONNECTION_KEYS },
+  {
+    expected: 'an options object { headers?, authentication?, oauth?, ssrfProtection?, keepAlive?, … }',
+    aliases: { ...HTTP_TRANSPORT_ALIASES, agent: 'keepAlive', dnsLookup: 'lookup' },
+  },
+);
 
 /**
  * {@link AxMCPStreamableHTTPTransport} for Node: the fast path. Every resolved address is
@@ -63,6 +79,8 @@ export class AxMCPNodeHTTPTransport extends AxMCPStreamableHTTPTransport {
   readonly #oauthFetch: AxMCPNodeFetch | undefined;
 
   constructor(url: string | URL, options: AxMCPNodeHTTPTransportOptions = {}) {
+    // Before any agent or policy is made: `fetch` is not an option here (the transport brings its own).
+    assertMCPOptions(NODE_HTTP_OPTIONS, options, 'AxMCPNodeHTTPTransport options');
     const { keepAlive, maxSockets, lookup, ...transportOptions } = options;
     const nodeOptions = {
       ssrfProtection: options.ssrfProtection ?? true,

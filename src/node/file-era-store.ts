@@ -1,6 +1,11 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AxMCPEraStore, AxMCPEraVerdict } from '../client/era-store.js';
+import { string } from '../options/check.js';
+import { assertMCPOptions } from '../protocol/errors.js';
+
+/** The shape of the store's one argument: the path of its file. */
+const PATH = string({ nonEmpty: true });
 
 /**
  * Era verdicts kept in one JSON file, so a restarted process sends no probe to an
@@ -12,7 +17,9 @@ export class AxMCPFileEraStore implements AxMCPEraStore {
   #entries: Map<string, AxMCPEraVerdict> | undefined;
   #writing: Promise<void> = Promise.resolve();
 
+  /** Checks that `path` is a non-empty string (`invalid_options`); reads nothing yet. */
   constructor(path: string) {
+    assertMCPOptions(PATH, path, 'AxMCPFileEraStore path');
     this.#path = path;
   }
 

@@ -15,8 +15,10 @@ import {
   assertURLAllowed,
   redactURL,
   resolveSSRFPolicy,
+  SSRF_PROTECTION,
 } from '../net/ssrf.js';
-import { AxMCPError, AxMCPTransportError } from '../protocol/errors.js';
+import { boolean, func, number, object } from '../options/check.js';
+import { AxMCPError, AxMCPTransportError, assertMCPOptions } from '../protocol/errors.js';
 
 /** Options of {@link createNodeFetch}. */
 export interface AxMCPNodeFetchOptions {
@@ -29,6 +31,22 @@ export interface AxMCPNodeFetchOptions {
   /** The DNS lookup to guard (default `dns.lookup`); tests inject one here. */
   lookup?: LookupFunction;
 }
+
+/** The keys of Node's agents and DNS lookup (also options of `AxMCPNodeHTTPTransport`). */
+export const NODE_CONNECTION_KEYS = {
+  keepAlive: boolean(),
+  maxSockets: number({ integer: true, min: 1 }),
+  lookup: func('a DNS lookup function (hostname, options, callback), like dns.lookup'),
+} as const;
+
+/** The shape of {@link AxMCPNodeFetchOptions}, every key of it. */
+const NODE_FETCH_OPTIONS = object(
+  { ssrfProtection: SSRF_PROTECTION, ...NODE_CONNECTION_KEYS },
+  {
+    expected: 'an options object { ssrfProtection?, keepAlive?, maxSockets?, lookup? }',
+    aliases: { ssrf: 'ssrfProtection', agent: 'keepAlive', dnsLookup: 'lookup' },
+  },
+);
 
 /** A fetch-compatible function with {@link AxMCPNodeFetch.close}. */
 export interface AxMCPNodeFetch extends AxMCPFetch {
@@ -61,6 +79,7 @@ type OutgoingHeaders = Record<string, string>;
  * nodeFetch.close();
  */
 export function createNodeFetch(options: AxMCPNodeFetchOptions = {}): AxMCPNodeFetch {
+  assertMCPOptions(NODE_FETCH_OPTIONS, options, 'createNodeFetch options');
   const policy = resolveSSRFPolicy(options.ssrfProtection);
   const baseLookup: LookupFunction = options.lookup ?? (dns.lookup as LookupFunction);
   const lookup = policy.enabled ? guardLookup(baseLookup, policy) : options.lookup;

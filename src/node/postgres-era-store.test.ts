@@ -80,7 +80,7 @@ describe.skipIf(!url)('AxPostgresEraStore', () => {
     await expect(store.get('a')).rejects.toMatchObject({ code: 'closed' });
     expect(
       () => new AxPostgresEraStore({ connectionString: url, schema: 'Robert"); DROP TABLE x;--' }),
-    ).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    ).toThrow(expect.objectContaining({ code: 'invalid_options', path: 'schema' }));
   });
 
   it('reports an unreachable database as a typed error without the password', async () => {

@@ -4,15 +4,63 @@
  */
 
 import type { AxMCPEraStore, AxMCPEraVerdict } from '../client/era-store.js';
-import { AxMCPError } from '../protocol/errors.js';
+import { optionsError } from '../net/options-error.js';
+import { instance, type Keys, number, object, type Shape, string } from '../options/check.js';
+import { AxMCPError, assertMCPOptions } from '../protocol/errors.js';
 import {
   type AxPostgresConnectionOptions,
   fromPgText,
   type Migration,
   PostgresConnection,
   type StoreErrors,
+  schemaNameProblem,
   toPgText,
 } from './postgres-event-store-connection.js';
+
+/**
+ * The shapes of the keys of `AxPostgresConnectionOptions` (declared with the connection, in
+ * `postgres-event-store-connection.ts`), as the client-side stores check them.
+ */
+export const POSTGRES_CONNECTION_KEYS: Keys = {
+  pool: instance('a pg Pool', (value) => {
+    if (typeof value !== 'object' || value === null) return false;
+    const pool = value as Record<string, unknown>;
+    return typeof pool.query === 'function' && typeof pool.connect === 'function';
+  }),
+  connectionString: string({ nonEmpty: true }),
+  schema: instance(
+    'a schema name: 1 to 40 lower-case letters, digits or "_", not starting with a digit or "pg_"',
+    (value) => schemaNameProblem(value) === null,
+  ),
+  poolSize: number({ integer: true, min: 1 }),
+};
+
+/** Names users reach for instead of the connection options. */
+export const POSTGRES_CONNECTION_ALIASES: Readonly<Record<string, string>> = {
+  url: 'connectionString',
+  connectionURL: 'connectionString',
+  connectionUrl: 'connectionString',
+  databaseUrl: 'connectionString',
+  max: 'poolSize',
+  maxConnections: 'poolSize',
+  schemaName: 'schema',
+};
+
+/**
+ * Checks the options of a client-side PostgreSQL store before any pool or connection is made:
+ * the shape, then that exactly one of `pool` and `connectionString` is given.
+ */
+export function assertPostgresStoreOptions(shape: Shape, options: unknown, label: string): void {
+  assertMCPOptions(shape, options, label);
+  const { pool, connectionString } = options as AxPostgresConnectionOptions;
+  if ((pool === undefined) === (connectionString === undefined)) {
+    throw optionsError(label, {
+      path: pool === undefined ? 'pool' : 'connectionString',
+      expected: 'exactly one of pool and connectionString',
+      received: pool === undefined ? 'neither' : 'both',
+    });
+  }
+}
 
 /** The errors of the PostgreSQL client-side stores (era verdicts, tokens). */
 export function clientStoreErrors(label: string): StoreErrors {
@@ -46,6 +94,12 @@ const MIGRATIONS: Migration[] = [
 /** Options of {@link AxPostgresEraStore}. */
 export type AxPostgresEraStoreOptions = AxPostgresConnectionOptions;
 
+/** The shape of {@link AxPostgresEraStoreOptions}. */
+const POSTGRES_ERA_STORE_OPTIONS = object(POSTGRES_CONNECTION_KEYS, {
+  expected: 'an options object { pool } or { connectionString }, with schema? and poolSize?',
+  aliases: POSTGRES_CONNECTION_ALIASES,
+});
+
 /** Era verdicts shared by every process that uses the same PostgreSQL schema. */
 export class AxPostgresEraStore implements AxMCPEraStore {
   /** The schema holding the table. */
@@ -64,8 +118,9 @@ export class AxPostgresEraStore implements AxMCPEraStore {
     return store;
   }
 
-  /** Nothing touches the database until the first call. */
+  /** Checks `options` (`invalid_options`); nothing touches the database until the first call. */
   constructor(options: AxPostgresEraStoreOptions) {
+    assertPostgresStoreOptions(POSTGRES_ERA_STORE_OPTIONS, options, 'AxPostgresEraStore options');
     this.#c = new PostgresConnection(options, errors);
     this.schema = this.#c.schema;
   }

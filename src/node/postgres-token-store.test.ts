@@ -128,7 +128,7 @@ describe.skipIf(!url)('AxPostgresTokenStore', () => {
           schema,
           key: { id: 'x', key: new Uint8Array(20) },
         }),
-    ).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    ).toThrow(expect.objectContaining({ code: 'invalid_options', path: 'key.key' }));
     const hmac = await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     expect(
       () => new AxPostgresTokenStore({ connectionString: url, schema, key: { id: 'x', key: hmac } }),

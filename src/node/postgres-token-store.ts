@@ -7,8 +7,15 @@
  * do not put secrets in them.
  */
 
+import { optionsError } from '../net/options-error.js';
+import { anyOf, array, instance, object, required } from '../options/check.js';
 import { AxMCPError } from '../protocol/errors.js';
-import { clientStoreErrors } from './postgres-era-store.js';
+import {
+  assertPostgresStoreOptions,
+  clientStoreErrors,
+  POSTGRES_CONNECTION_ALIASES,
+  POSTGRES_CONNECTION_KEYS,
+} from './postgres-era-store.js';
 import {
   type AxPostgresConnectionOptions,
   fromPgText,
@@ -49,25 +56,59 @@ export interface AxPostgresTokenStoreOptions extends AxPostgresConnectionOptions
   previousKeys?: readonly AxTokenEncryptionKey[];
 }
 
+/** The shape of {@link AxTokenEncryptionKey}. */
+const ENCRYPTION_KEY = object(
+  {
+    id: required(
+      instance(
+        'a key id of 1 to 64 characters',
+        (value) => typeof value === 'string' && value.length >= 1 && value.length <= 64,
+      ),
+    ),
+    key: required(
+      anyOf(
+        instance(
+          '16, 24 or 32 raw bytes (a Uint8Array)',
+          (value) => value instanceof Uint8Array && [16, 24, 32].includes(value.byteLength),
+        ),
+        instance('an AES-GCM CryptoKey allowed to encrypt and decrypt', isAESGCMKey),
+      ),
+    ),
+  },
+  {
+    expected: 'an encryption key { id, key }',
+    aliases: { keyId: 'id', name: 'id', bytes: 'key', secret: 'key' },
+  },
+);
+
+/** The shape of {@link AxPostgresTokenStoreOptions}, every key of it (the connection's included). */
+const POSTGRES_TOKEN_STORE_OPTIONS = object(
+  { ...POSTGRES_CONNECTION_KEYS, key: required(ENCRYPTION_KEY), previousKeys: array(ENCRYPTION_KEY) },
+  {
+    expected:
+      'an options object { key, pool } or { key, connectionString }, with schema?, poolSize?, previousKeys?',
+    aliases: {
+      ...POSTGRES_CONNECTION_ALIASES,
+      encryptionKey: 'key',
+      keys: 'previousKeys',
+      oldKeys: 'previousKeys',
+    },
+  },
+);
+
+function isAESGCMKey(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const key = value as { algorithm?: { name?: unknown }; usages?: unknown };
+  return (
+    key.algorithm?.name === 'AES-GCM' &&
+    Array.isArray(key.usages) &&
+    key.usages.includes('encrypt') &&
+    key.usages.includes('decrypt')
+  );
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
-
-function checkKey(entry: AxTokenEncryptionKey): void {
-  if (!entry || typeof entry.id !== 'string' || entry.id.length === 0 || entry.id.length > 64) {
-    throw errors.config('an encryption key needs an id of 1 to 64 characters');
-  }
-  const key = entry.key;
-  if (key instanceof Uint8Array) {
-    if (![16, 24, 32].includes(key.byteLength)) {
-      throw errors.config(`encryption key ${entry.id} must be 16, 24 or 32 bytes`);
-    }
-    return;
-  }
-  const algorithm = (key as CryptoKey | undefined)?.algorithm as { name?: unknown } | undefined;
-  if (algorithm?.name !== 'AES-GCM' || !key.usages.includes('encrypt') || !key.usages.includes('decrypt')) {
-    throw errors.config(`encryption key ${entry.id} must be an AES-GCM CryptoKey for encrypt and decrypt`);
-  }
-}
 
 /** Encrypted JSON values under string keys, shared by every process using the same schema. */
 export class AxPostgresTokenStore {
@@ -89,15 +130,26 @@ export class AxPostgresTokenStore {
     return store;
   }
 
-  /** Checks the keys at once; nothing touches the database until the first call. */
+  /** Checks `options` and the keys at once (`invalid_options`); nothing touches the database until the first call. */
   constructor(options: AxPostgresTokenStoreOptions) {
+    const label = 'AxPostgresTokenStore options';
+    assertPostgresStoreOptions(POSTGRES_TOKEN_STORE_OPTIONS, options, label);
     const all = [options.key, ...(options.previousKeys ?? [])];
-    for (const entry of all) checkKey(entry);
+    const ids = new Set<string>();
+    all.forEach((entry, index) => {
+      if (ids.has(entry.id)) {
+        throw optionsError(label, {
+          path: `previousKeys[${index - 1}].id`,
+          expected: `an id no other key has (two encryption keys have the id ${entry.id})`,
+          received: `'${entry.id}'`,
+        });
+      }
+      ids.add(entry.id);
+    });
     this.#c = new PostgresConnection(options, errors);
     this.schema = this.#c.schema;
     this.#current = options.key.id;
     for (const entry of all) {
-      if (this.#keys.has(entry.id)) throw errors.config(`two encryption keys have the id ${entry.id}`);
       const key = entry.key;
       this.#keys.set(
         entry.id,

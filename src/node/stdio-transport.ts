@@ -8,8 +8,15 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import process from 'node:process';
+import { array, func, instance, number, object, record, required, string } from '../options/check.js';
 import { raceAbort } from '../protocol/abort.js';
-import { type AxMCPError, AxMCPProtocolError, AxMCPTransportError, RPC } from '../protocol/errors.js';
+import {
+  type AxMCPError,
+  AxMCPProtocolError,
+  AxMCPTransportError,
+  assertMCPOptions,
+  RPC,
+} from '../protocol/errors.js';
 import type {
   JSONRPCMessage,
   JSONRPCNotification,
@@ -54,6 +61,40 @@ export interface AxMCPStdioTransportOptions {
    */
   maxMessageBytes?: number;
 }
+
+/** The shape of {@link AxMCPStdioTransportOptions}, every key of it; checked once in the constructor. */
+const STDIO_OPTIONS = object(
+  {
+    command: required(string({ nonEmpty: true })),
+    args: array(string()),
+    // Node leaves out a variable whose value is undefined (`{ TOKEN: process.env.TOKEN }`).
+    env: record(
+      instance('a string', (value) => value === undefined || typeof value === 'string'),
+      'an object of environment variables (strings), by name',
+    ),
+    cwd: string({ nonEmpty: true }),
+    onStderr: func('a function (line) => void'),
+    onProtocolError: func('a function (error) => void'),
+    killGraceMs: number({ min: 0 }),
+    maxMessageBytes: number({ integer: true, min: 1 }),
+  },
+  {
+    expected: 'an options object { command, args?, env?, cwd?, … }',
+    aliases: {
+      cmd: 'command',
+      program: 'command',
+      arguments: 'args',
+      argv: 'args',
+      environment: 'env',
+      workingDirectory: 'cwd',
+      dir: 'cwd',
+      stderr: 'onStderr',
+      onError: 'onProtocolError',
+      timeoutMs: 'killGraceMs',
+      maxBytes: 'maxMessageBytes',
+    },
+  },
+);
 
 /** The MCP server process ended (or closed its stdout) without being asked to. */
 export class AxMCPProcessExitError extends AxMCPTransportError {
@@ -148,7 +189,9 @@ export class AxMCPStdioTransport implements AxMCPTransport {
   #lastEnd: AxMCPError | undefined;
   #closing: Promise<void> | undefined;
 
+  /** Checks `options` (`invalid_options` for an unknown key or a wrong type); spawns nothing. */
   constructor(options: AxMCPStdioTransportOptions) {
+    assertMCPOptions(STDIO_OPTIONS, options, 'AxMCPStdioTransport options');
     this.#options = options;
     this.#killGraceMs = Math.max(0, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
     this.#maxMessageBytes = Math.max(1, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
@@ -197,6 +240,22 @@ export class AxMCPStdioTransport implements AxMCPTransport {
    * Afterwards no stream, timer or listener of this transport keeps the process alive. Idempotent.
    */
   close(): Promise<void> {
+    return this.terminate();
+  }
+
+  /**
+   * Ends the server's whole process tree, as {@link AxMCPStdioTransport.close} does: pending
+   * requests reject with code `closed`, stdin is closed, then the process group gets `SIGTERM`
+   * and, after `killGraceMs`, `SIGKILL` (`taskkill /T /F` on Windows). Idempotent: a second call
+   * (or a `close()`) waits for the same end. Afterwards every request fails with code `closed`,
+   * and `start()` does not spawn again.
+   *
+   * @example
+   * ```ts
+   * process.once('SIGINT', () => void transport.terminate());
+   * ```
+   */
+  terminate(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#starting?.catch(() => undefined);
       await Promise.all([...this.#connections].map((connection) => this.#end(connection, undefined)));
@@ -329,7 +388,7 @@ export class AxMCPStdioTransport implements AxMCPTransport {
         report(
           new AxMCPTransportError(
             'message_too_large',
-            `Dropped a message line over ${this.#maxMessageBytes} bytes from ${this.endpoint}`,
+            `Dropped a message line over ${this.#maxMessageBytes} bytes (the maxMessageBytes option) from ${this.endpoint}`,
             { endpoint: this.endpoint },
           ),
         ),
@@ -370,7 +429,7 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     if (Buffer.byteLength(line) - 1 > this.#maxMessageBytes) {
       throw new AxMCPTransportError(
         'message_too_large',
-        `A message to ${this.endpoint} is over ${this.#maxMessageBytes} bytes`,
+        `A message to ${this.endpoint} is over ${this.#maxMessageBytes} bytes (the maxMessageBytes option)`,
         { endpoint: this.endpoint },
       );
     }

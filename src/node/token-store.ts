@@ -1,6 +1,11 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type AxMCPOAuthRecord, type AxMCPTokenStore, parseOAuthRecord } from '../auth/oauth/token-store.js';
+import { string } from '../options/check.js';
+import { assertMCPOptions } from '../protocol/errors.js';
+
+/** The shape of the store's one argument: the path of its file. */
+const PATH = string({ nonEmpty: true });
 
 /**
  * OAuth tokens and client registrations kept in one JSON file (mode 0600), one record per
@@ -21,7 +26,9 @@ export class AxMCPFileTokenStore implements AxMCPTokenStore {
   #loading: Promise<Map<string, AxMCPOAuthRecord>> | undefined;
   #writing: Promise<void> = Promise.resolve();
 
+  /** Checks that `path` is a non-empty string (`invalid_options`); reads nothing yet. */
   constructor(path: string) {
+    assertMCPOptions(PATH, path, 'AxMCPFileTokenStore path');
     this.#path = path;
   }
 

@@ -145,7 +145,7 @@ export function anyOf(...shapes: Shape[]): Shape {
       candidate.check(value, path, found);
       if (found.length === 0) return;
       // An object shape that got past its type check tells more than "expected A or B".
-      if (found[0]!.path !== path && (best === undefined || found.length < best.length)) best = found;
+      if (found[0]!.path !== (path || '(options)') && (best === undefined || found.length < best.length)) best = found;
     }
     if (best) issues.push(...best);
     else push(issues, path, expected, value);

@@ -5,7 +5,8 @@
  */
 import { AxMCPClient } from '../client/client.js';
 import type { AxMCPClientOptions } from '../client/options.js';
-import { AxMCPError, AxMCPHTTPStatusError } from '../protocol/errors.js';
+import { anyOf, array, func, instance, object, oneOf, required, string } from '../options/check.js';
+import { AxMCPError, AxMCPHTTPStatusError, assertMCPOptions } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type {
   JSONRPCMessage,
@@ -14,12 +15,13 @@ import type {
   JSONRPCResponse,
 } from '../protocol/jsonrpc.js';
 import type { AxMCPEra } from '../protocol/versions.js';
-import type {
-  AxMCPEventStream,
-  AxMCPSendOptions,
-  AxMCPStreamMessage,
-  AxMCPTransport,
-  AxMCPTransportHandlers,
+import {
+  type AxMCPEventStream,
+  type AxMCPSendOptions,
+  type AxMCPStreamMessage,
+  type AxMCPTransport,
+  type AxMCPTransportHandlers,
+  TRANSPORT,
 } from '../transport/types.js';
 import { AxMCPWrappingTransport } from '../transport/wrapping-transport.js';
 import {
@@ -37,6 +39,29 @@ export interface AxMCPRecordingOptions extends AxMCPRedactionOptions {
   /** The clock, in ms (default `Date.now`). */
   now?: () => number;
 }
+
+/**
+ * The shape of {@link AxMCPRecordingOptions}, every key of it: those of `AxMCPRedactionOptions`
+ * (`recording-format.ts`: `secrets`, `keys`, `redact`) and its own.
+ */
+const RECORDING_OPTIONS = object(
+  {
+    secrets: array(string()),
+    keys: array(
+      anyOf(
+        string({ nonEmpty: true }),
+        instance('a RegExp', (value) => value instanceof RegExp),
+      ),
+    ),
+    redact: func('a function (path, value) => the value to record'),
+    era: oneOf('legacy', 'modern'),
+    now: func('a clock () => milliseconds'),
+  },
+  {
+    expected: 'an options object { secrets?, keys?, redact?, era?, now? }',
+    aliases: { secret: 'secrets', redactKeys: 'keys', secretKeys: 'keys', clock: 'now' },
+  },
+);
 
 const MODERN_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
@@ -63,6 +88,7 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
 
   constructor(inner: AxMCPTransport, options: AxMCPRecordingOptions = {}) {
     super(inner);
+    assertMCPOptions(RECORDING_OPTIONS, options, 'AxMCPRecordingTransport options');
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#started = this.#now();
@@ -220,6 +246,23 @@ export interface AxMCPRecordSessionOptions<T> extends AxMCPRecordingOptions {
   run: (client: AxMCPClient) => Promise<T>;
 }
 
+/** The shape of {@link AxMCPRecordSessionOptions}; `client` is checked by {@link AxMCPClient} itself. */
+const RECORD_SESSION_OPTIONS = object(
+  {
+    ...RECORDING_OPTIONS.keys,
+    transport: required(TRANSPORT),
+    client: instance(
+      'an object of AxMCPClient options',
+      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    ),
+    run: required(func('a function (client) => Promise<result>')),
+  },
+  {
+    expected: 'an options object { transport, run, client?, … }',
+    aliases: { secret: 'secrets', clock: 'now', program: 'run', clientOptions: 'client' },
+  },
+);
+
 /**
  * Runs `run` against a real server and returns its result and the recording of the session —
  * the API behind `ax-mcp record`. The client is closed before returning, also on failure
@@ -228,6 +271,7 @@ export interface AxMCPRecordSessionOptions<T> extends AxMCPRecordingOptions {
 export async function recordAxMCPSession<T>(
   options: AxMCPRecordSessionOptions<T>,
 ): Promise<{ result: T; recording: AxMCPRecording }> {
+  assertMCPOptions(RECORD_SESSION_OPTIONS, options, 'recordAxMCPSession options');
   const { transport, client: clientOptions, run, ...recordingOptions } = options;
   const recorder = new AxMCPRecordingTransport(transport, recordingOptions);
   const client = new AxMCPClient(recorder, { namespace: 'recorded', ...clientOptions });

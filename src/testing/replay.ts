@@ -2,6 +2,7 @@
  * `AxMCPReplayTransport`: plays an {@link AxMCPRecording} back, offline and deterministically.
  * Isomorphic: no `node:` imports.
  */
+import { boolean, number, object } from '../options/check.js';
 import {
   AxMCPError,
   type AxMCPErrorCode,
@@ -9,6 +10,7 @@ import {
   AxMCPSessionExpiredError,
   AxMCPTimeoutError,
   AxMCPTransportError,
+  assertMCPOptions,
 } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type {
@@ -47,6 +49,15 @@ export interface AxMCPReplayOptions {
    */
   lookahead?: number;
 }
+
+/** The shape of {@link AxMCPReplayOptions}; checked once in the constructor. */
+const REPLAY_OPTIONS = object(
+  { strict: boolean(), lookahead: number({ integer: true, min: 1 }) },
+  {
+    expected: 'an options object { strict?, lookahead? }',
+    aliases: { window: 'lookahead', exact: 'strict' },
+  },
+);
 
 interface Pending {
   liveId: JSONRPCId;
@@ -103,6 +114,7 @@ export class AxMCPReplayTransport implements AxMCPTransport {
   #firstMismatch: AxMCPReplayMismatchError | undefined;
 
   constructor(recording: AxMCPRecording, options: AxMCPReplayOptions = {}) {
+    assertMCPOptions(REPLAY_OPTIONS, options, 'AxMCPReplayTransport options');
     this.recording = parseAxMCPRecording(structuredClone(recording));
     this.kind = this.recording.transportKind;
     this.replaysRecording = true;

@@ -1,3 +1,4 @@
+import { instance } from '../options/check.js';
 import type { AxMCPError } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
 import type { AxMCPEra } from '../protocol/versions.js';
@@ -142,3 +143,15 @@ export interface AxMCPTransport {
   /** Releases every socket, stream, timer and process. Idempotent. */
   close(): Promise<void>;
 }
+
+/** The shape of an {@link AxMCPTransport} handed to a wrapper: an object with its functions. */
+export const TRANSPORT = instance(
+  'an AxMCPTransport { setHandlers, request, notify, respond, close }',
+  (value) => {
+    if (typeof value !== 'object' || value === null) return false;
+    const transport = value as Record<string, unknown>;
+    return ['setHandlers', 'request', 'notify', 'respond', 'close'].every(
+      (name) => typeof transport[name] === 'function',
+    );
+  },
+);

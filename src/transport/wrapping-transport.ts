@@ -1,6 +1,13 @@
+import { assertMCPOptions } from '../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
 import type { AxMCPEra } from '../protocol/versions.js';
-import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from './types.js';
+import {
+  type AxMCPEventStream,
+  type AxMCPSendOptions,
+  type AxMCPTransport,
+  type AxMCPTransportHandlers,
+  TRANSPORT,
+} from './types.js';
 
 /**
  * The base of a transport that wraps another to change one thing (declare an extension,
@@ -22,7 +29,9 @@ import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransport
 export class AxMCPWrappingTransport implements AxMCPTransport {
   readonly inner: AxMCPTransport;
 
+  /** Checks that `inner` is a transport (`invalid_options` otherwise) before anything else. */
   constructor(inner: AxMCPTransport) {
+    assertMCPOptions(TRANSPORT, inner, `${new.target.name} inner transport`);
     this.inner = inner;
   }
 

@@ -6,7 +6,8 @@
  * `client_secret_post`, `private_key_jwt`) from what the server supports.
  */
 import * as oauth from 'oauth4webapi';
-import { AxMCPError } from '../../protocol/errors.js';
+import { anyOf, array, instance, object, oneOf, required, string } from '../../options/check.js';
+import { assertMCPOptions } from '../../protocol/errors.js';
 import { AxMCPOAuthError, safeCause } from './errors.js';
 import type { OAuthHTTP } from './http.js';
 import type { AxMCPStoredClient } from './token-store.js';
@@ -34,6 +35,44 @@ export interface AxMCPOAuthClientCredentials {
   tokenEndpointAuthMethod?: AxMCPTokenEndpointAuthMethod;
 }
 
+const TOKEN_ENDPOINT_AUTH_METHODS = [
+  'none',
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+] as const satisfies readonly AxMCPTokenEndpointAuthMethod[];
+
+/** A WebCrypto key (duck-typed: keys from another realm are keys too). */
+function isCryptoKey(value: unknown): value is CryptoKey {
+  if (typeof value !== 'object' || value === null) return false;
+  const key = value as Record<string, unknown>;
+  return typeof key.type === 'string' && typeof key.algorithm === 'object' && Array.isArray(key.usages);
+}
+
+const CRYPTO_KEY = instance('a WebCrypto private key (CryptoKey)', isCryptoKey);
+
+/** The shape of {@link AxMCPOAuthClientCredentials}. */
+export const CLIENT_CREDENTIALS = object(
+  {
+    clientId: required(string({ nonEmpty: true })),
+    clientSecret: string(),
+    privateKey: anyOf(CRYPTO_KEY, object({ key: required(CRYPTO_KEY), kid: string() })),
+    issuer: string({ nonEmpty: true }),
+    tokenEndpointAuthMethod: oneOf(...TOKEN_ENDPOINT_AUTH_METHODS),
+  },
+  {
+    expected: 'an OAuth client { clientId, clientSecret?, privateKey?, issuer?, tokenEndpointAuthMethod? }',
+    aliases: {
+      id: 'clientId',
+      client_id: 'clientId',
+      secret: 'clientSecret',
+      client_secret: 'clientSecret',
+      authMethod: 'tokenEndpointAuthMethod',
+      token_endpoint_auth_method: 'tokenEndpointAuthMethod',
+    },
+  },
+);
+
 /** How this client describes itself, in a metadata document or a dynamic registration. */
 export interface AxMCPOAuthClientMetadata {
   /** Shown to the user on the consent screen (default `ax-mcp`). */
@@ -45,6 +84,30 @@ export interface AxMCPOAuthClientMetadata {
   softwareId?: string;
   softwareVersion?: string;
 }
+
+/** The shape of {@link AxMCPOAuthClientMetadata}. */
+export const CLIENT_METADATA = object(
+  {
+    clientName: string(),
+    clientUri: string({ nonEmpty: true }),
+    logoUri: string({ nonEmpty: true }),
+    applicationType: oneOf('native', 'web'),
+    softwareId: string(),
+    softwareVersion: string(),
+  },
+  {
+    aliases: {
+      name: 'clientName',
+      client_name: 'clientName',
+      clientUrl: 'clientUri',
+      logoUrl: 'logoUri',
+      application_type: 'applicationType',
+    },
+  },
+);
+
+/** The shape of a Client ID Metadata Document URL: `https:`, with a path, no fragment. */
+export const CLIENT_METADATA_URL = instance('an https: URL with a path and no fragment', isClientMetadataUrl);
 
 /** A client identity ready for a token request. */
 export interface ResolvedClient {
@@ -73,20 +136,16 @@ export interface ClientIdentityInput {
   signal?: AbortSignal;
 }
 
-/** Checks a Client ID Metadata Document URL: `https`, with a path. */
-export function assertClientMetadataUrl(url: string): void {
+/** A Client ID Metadata Document URL: `https`, with a path, without a fragment. */
+function isClientMetadataUrl(url: unknown): boolean {
+  if (typeof url !== 'string') return false;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new AxMCPError('invalid_argument', 'clientMetadataUrl is not a valid URL');
+    return false;
   }
-  if (parsed.protocol !== 'https:' || parsed.pathname === '/' || parsed.hash !== '') {
-    throw new AxMCPError(
-      'invalid_argument',
-      'clientMetadataUrl must be an https: URL with a path and no fragment',
-    );
-  }
+  return parsed.protocol === 'https:' && parsed.pathname !== '/' && parsed.hash === '';
 }
 
 /** Finds or obtains the client identity to use with `as`. */
@@ -265,7 +324,10 @@ function clientAuth(
     case 'client_secret_basic':
     case 'client_secret_post': {
       if (credentials.clientSecret === undefined) {
-        throw new AxMCPOAuthError('oauth_unsupported', `${method} needs a client secret, and there is none`);
+        throw new AxMCPOAuthError(
+          'oauth_unsupported',
+          `${method} needs a client secret, and there is none (give the client a clientSecret)`,
+        );
       }
       return method === 'client_secret_basic'
         ? clientSecretBasic(credentials.clientSecret)
@@ -275,7 +337,7 @@ function clientAuth(
       if (credentials.privateKey === undefined) {
         throw new AxMCPOAuthError(
           'oauth_unsupported',
-          'private_key_jwt needs a private key, and there is none',
+          'private_key_jwt needs a private key, and there is none (give the client a privateKey)',
         );
       }
       return oauth.PrivateKeyJwt(credentials.privateKey);
@@ -337,15 +399,33 @@ export function oauthErrorContext(error: unknown): { oauthError?: string; status
   return out;
 }
 
-/** A Client ID Metadata Document for this client, to serve at `clientMetadataUrl`. */
-export function axMCPClientMetadataDocument(options: {
+/** Options of {@link axMCPClientMetadataDocument}. */
+export interface AxMCPClientMetadataDocumentOptions {
+  /** Where the document is served: the client id (`https:`, with a path). */
   clientMetadataUrl: string;
+  /** The redirect URIs the client uses (at least one). */
   redirectUris: readonly string[];
   metadata?: AxMCPOAuthClientMetadata;
   /** Default `['authorization_code', 'refresh_token']`. */
   grantTypes?: readonly string[];
-}): Record<string, unknown> {
-  assertClientMetadataUrl(options.clientMetadataUrl);
+}
+
+/** The shape of {@link AxMCPClientMetadataDocumentOptions}. */
+const CLIENT_METADATA_DOCUMENT_OPTIONS = object(
+  {
+    clientMetadataUrl: required(CLIENT_METADATA_URL),
+    redirectUris: required(array(string({ nonEmpty: true }), { minLength: 1 })),
+    metadata: CLIENT_METADATA,
+    grantTypes: array(string({ nonEmpty: true })),
+  },
+  { aliases: { redirectUri: 'redirectUris', redirect_uris: 'redirectUris', clientId: 'clientMetadataUrl' } },
+);
+
+/** A Client ID Metadata Document for this client, to serve at `clientMetadataUrl`. */
+export function axMCPClientMetadataDocument(
+  options: AxMCPClientMetadataDocumentOptions,
+): Record<string, unknown> {
+  assertMCPOptions(CLIENT_METADATA_DOCUMENT_OPTIONS, options, 'axMCPClientMetadataDocument options');
   const metadata = options.metadata ?? {};
   const document: Record<string, unknown> = {
     client_id: options.clientMetadataUrl,

@@ -5,6 +5,7 @@
  * JWT bearer grant); refresh. Every request carries the RFC 8707 `resource`.
  */
 import * as oauth from 'oauth4webapi';
+import { instance, object, required, string } from '../../options/check.js';
 import { oauthErrorContext, type ResolvedClient } from './client-identity.js';
 import type { DPoPKey } from './dpop.js';
 import { AxMCPOAuthError, safeCause } from './errors.js';
@@ -358,6 +359,22 @@ export interface AxMCPCrossAppAccessIdP {
   /** This client's secret at the IdP (`client_secret_basic`), if it has one. */
   clientSecret?: string;
 }
+
+/** The shape of {@link AxMCPCrossAppAccessIdP}. */
+export const CROSS_APP_ACCESS_IDP = object(
+  {
+    tokenEndpoint: required(
+      instance('an absolute URL', (value) => typeof value === 'string' && URL.canParse(value)),
+    ),
+    issuer: string({ nonEmpty: true }),
+    clientId: required(string({ nonEmpty: true })),
+    clientSecret: string(),
+  },
+  {
+    expected: 'an IdP { tokenEndpoint, clientId, issuer?, clientSecret? }',
+    aliases: { token_endpoint: 'tokenEndpoint', tokenUrl: 'tokenEndpoint', client_id: 'clientId' },
+  },
+);
 
 /**
  * RFC 8693 token exchange at the IdP: the user's ID token for an Identity Assertion JWT

@@ -6,10 +6,12 @@
 import {
   type AxMCPFetch,
   createGuardedFetch,
+  FETCH,
   readBodyLimited,
   readTextLimited,
 } from '../../net/guarded-fetch.js';
-import type { AxMCPSSRFProtection } from '../../net/ssrf.js';
+import { type AxMCPSSRFProtection, SSRF_PROTECTION } from '../../net/ssrf.js';
+import { number } from '../../options/check.js';
 import { abortReason, linkAbort } from '../../protocol/abort.js';
 import { AxMCPTransportError } from '../../protocol/errors.js';
 
@@ -22,6 +24,14 @@ export interface OAuthHTTPOptions {
   /** The largest response body accepted (default 1 MiB). */
   maxResponseBytes?: number;
 }
+
+/** The shapes of the keys of {@link OAuthHTTPOptions} (part of `axMCPOAuth`'s options). */
+export const OAUTH_HTTP_KEYS = {
+  fetch: FETCH,
+  ssrfProtection: SSRF_PROTECTION,
+  timeoutMs: number({ min: 1 }),
+  maxResponseBytes: number({ integer: true, min: 1 }),
+} as const;
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 

@@ -1,5 +1,6 @@
 /** OAuth 2.1 for MCP: the public face of `src/auth/oauth`. */
 export {
+  type AxMCPClientMetadataDocumentOptions,
   type AxMCPOAuthClientCredentials,
   type AxMCPOAuthClientMetadata,
   type AxMCPTokenEndpointAuthMethod,
@@ -21,6 +22,7 @@ export {
 } from './oauth.js';
 export {
   AxMCPMemoryTokenStore,
+  type AxMCPMemoryTokenStoreOptions,
   type AxMCPOAuthRecord,
   type AxMCPStoredClient,
   type AxMCPStoredTokens,

@@ -5,7 +5,20 @@
  * a 403 `insufficient_scope` re-authorizes with the union of scopes, a DPoP nonce
  * challenge is answered with the new nonce. State is kept per endpoint in a token store.
  */
-import { AxMCPError } from '../../protocol/errors.js';
+import { optionsError } from '../../net/options-error.js';
+import {
+  anyOf,
+  array,
+  boolean,
+  func,
+  instance,
+  number,
+  object,
+  oneOf,
+  required,
+  string,
+} from '../../options/check.js';
+import { AxMCPError, assertMCPOptions } from '../../protocol/errors.js';
 import type {
   AxMCPAuthentication,
   AxMCPAuthenticationChallenge,
@@ -16,7 +29,9 @@ import type {
 import {
   type AxMCPOAuthClientCredentials,
   type AxMCPOAuthClientMetadata,
-  assertClientMetadataUrl,
+  CLIENT_CREDENTIALS,
+  CLIENT_METADATA,
+  CLIENT_METADATA_URL,
   type ResolvedClient,
   resolveClient,
 } from './client-identity.js';
@@ -34,6 +49,7 @@ import {
   type AxMCPAuthorizationCodeHandler,
   type AxMCPCrossAppAccessIdP,
   authorizationCodeGrant,
+  CROSS_APP_ACCESS_IDP,
   clientCredentialsGrant,
   exchangeForIdJag,
   type GrantContext,
@@ -41,13 +57,14 @@ import {
   refreshGrant,
   toStoredTokens,
 } from './grants.js';
-import { OAuthHTTP, type OAuthHTTPOptions } from './http.js';
+import { OAUTH_HTTP_KEYS, OAuthHTTP, type OAuthHTTPOptions } from './http.js';
 import { revokeTokens } from './revocation.js';
 import {
   AxMCPMemoryTokenStore,
   type AxMCPOAuthRecord,
   type AxMCPStoredTokens,
   type AxMCPTokenStore,
+  TOKEN_STORE,
 } from './token-store.js';
 import {
   type AxMCPAuthChallenge,
@@ -60,6 +77,9 @@ import {
 export type AxMCPOAuthSecretSource =
   | string
   | ((context: { signal?: AbortSignal }) => string | Promise<string>);
+
+/** The shape of {@link AxMCPOAuthSecretSource}. */
+const SECRET_SOURCE = anyOf(string({ nonEmpty: true }), func('a function ({ signal }) => the secret'));
 
 /** Options of {@link axMCPOAuth}. Which grant runs: `crossAppAccess`, else `workloadIdentity`, else `clientCredentials`, else the authorization code. */
 export interface AxMCPOAuthOptions extends OAuthHTTPOptions {
@@ -113,6 +133,51 @@ export interface AxMCPOAuthOptions extends OAuthHTTPOptions {
   /** Non-fatal problems (a failed refresh that a new authorization will replace). Never carries secrets. */
   onWarning?: (message: string) => void;
 }
+
+/** The shape of {@link AxMCPOAuthOptions}, every key of it (those of the OAuth HTTP options included). */
+export const OAUTH_OPTIONS = object(
+  {
+    ...OAUTH_HTTP_KEYS,
+    redirectUri: instance('an absolute URL', (value) => typeof value === 'string' && URL.canParse(value)),
+    onAuthCode: func('a function (url, context) => Promise<{ code, state, iss } | URL>'),
+    client: anyOf(CLIENT_CREDENTIALS, array(CLIENT_CREDENTIALS)),
+    clientMetadataUrl: CLIENT_METADATA_URL,
+    clientMetadata: CLIENT_METADATA,
+    clientCredentials: boolean(),
+    workloadIdentity: object(
+      { assertion: required(SECRET_SOURCE) },
+      { expected: 'an object { assertion }', aliases: { jwt: 'assertion', token: 'assertion' } },
+    ),
+    crossAppAccess: object(
+      { idp: required(CROSS_APP_ACCESS_IDP), idToken: required(SECRET_SOURCE) },
+      { expected: 'an object { idp, idToken }', aliases: { id_token: 'idToken', token: 'idToken' } },
+    ),
+    scopes: array(string({ nonEmpty: true })),
+    offlineAccess: boolean(),
+    pushedAuthorizationRequests: boolean(),
+    dpop: oneOf(true, false, 'auto'),
+    tokenStore: TOKEN_STORE,
+    refreshBeforeExpiryMs: number({ min: 0 }),
+    maxAuthorizationAttempts: number({ integer: true, min: 0 }),
+    onWarning: func('a function (message) => void'),
+  },
+  {
+    expected: 'an object of OAuth options { redirectUri?, onAuthCode?, client?, … }',
+    aliases: {
+      redirectUrl: 'redirectUri',
+      redirect_uri: 'redirectUri',
+      onAuthorizationCode: 'onAuthCode',
+      onAuthorize: 'onAuthCode',
+      clientId: 'client',
+      clients: 'client',
+      scope: 'scopes',
+      store: 'tokenStore',
+      tokens: 'tokenStore',
+      par: 'pushedAuthorizationRequests',
+      timeout: 'timeoutMs',
+    },
+  },
+);
 
 /** The strategy {@link axMCPOAuth} returns. */
 export interface AxMCPOAuthAuthentication extends AxMCPAuthentication {
@@ -188,6 +253,7 @@ class OAuthStrategy {
   #dpop?: Promise<DPoPKey>;
 
   constructor(options: AxMCPOAuthOptions) {
+    assertMCPOptions(OAUTH_OPTIONS, options, 'axMCPOAuth options');
     this.#options = options;
     const http: OAuthHTTPOptions = {};
     if (options.fetch) http.fetch = options.fetch;
@@ -198,13 +264,24 @@ class OAuthStrategy {
     this.#store = options.tokenStore ?? new AxMCPMemoryTokenStore();
     const clients =
       options.client === undefined ? [] : Array.isArray(options.client) ? options.client : [options.client];
-    for (const client of clients as readonly AxMCPOAuthClientCredentials[]) {
-      if (!client || typeof client.clientId !== 'string' || client.clientId === '') {
-        throw new AxMCPError('invalid_argument', 'Every OAuth client needs a clientId');
+    clients.forEach((client: AxMCPOAuthClientCredentials, index: number) => {
+      const method = client.tokenEndpointAuthMethod;
+      const needs =
+        method === 'client_secret_basic' || method === 'client_secret_post'
+          ? 'clientSecret'
+          : method === 'private_key_jwt'
+            ? 'privateKey'
+            : undefined;
+      if (needs !== undefined && client[needs] === undefined) {
+        const path = Array.isArray(options.client) ? `client[${index}].${needs}` : `client.${needs}`;
+        throw optionsError('axMCPOAuth options', {
+          path,
+          expected: `a ${needs === 'clientSecret' ? 'client secret' : 'private key'} (tokenEndpointAuthMethod is '${method}')`,
+          received: 'nothing (required)',
+        });
       }
-    }
+    });
     this.#preRegistered = clients as readonly AxMCPOAuthClientCredentials[];
-    if (options.clientMetadataUrl !== undefined) assertClientMetadataUrl(options.clientMetadataUrl);
     this.#grant = options.crossAppAccess
       ? 'cross_app_access'
       : options.workloadIdentity
@@ -213,7 +290,16 @@ class OAuthStrategy {
           ? 'client_credentials'
           : 'authorization_code';
     if (this.#grant !== 'authorization_code' && this.#preRegistered.length === 0) {
-      throw new AxMCPError('invalid_argument', `The ${this.#grant} grant needs a pre-registered client`);
+      const option = options.crossAppAccess
+        ? 'crossAppAccess'
+        : options.workloadIdentity
+          ? 'workloadIdentity'
+          : 'clientCredentials';
+      throw optionsError('axMCPOAuth options', {
+        path: 'client',
+        expected: `a pre-registered client { clientId, … }: the ${this.#grant} grant (${option}) needs one`,
+        received: 'nothing (required)',
+      });
     }
   }
 
@@ -546,7 +632,7 @@ class OAuthStrategy {
           if (!onAuthCode || redirectUri === undefined) {
             throw new AxMCPOAuthError(
               'oauth_interaction_required',
-              `${canonicalResource(state.endpoint)} needs a user's authorization; give onAuthCode and redirectUri`,
+              `${canonicalResource(state.endpoint)} needs a user's authorization; set onAuthCode and redirectUri in the OAuth options (oauth: { onAuthCode, redirectUri })`,
             );
           }
           response = await authorizationCodeGrant({

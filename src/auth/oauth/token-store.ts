@@ -4,6 +4,9 @@
  * file-backed store.
  */
 
+import { instance, number, object } from '../../options/check.js';
+import { assertMCPOptions } from '../../protocol/errors.js';
+
 /** Tokens for one endpoint. Secrets: keep them out of logs and out of program state. */
 export interface AxMCPStoredTokens {
   accessToken: string;
@@ -54,12 +57,34 @@ export interface AxMCPTokenStore {
   delete(endpointKey: string): void | Promise<void>;
 }
 
+/** The shape of an {@link AxMCPTokenStore}: `get`, `set` and `delete` functions. */
+export const TOKEN_STORE = instance('a token store { get, set, delete }', (value) => {
+  if (typeof value !== 'object' || value === null) return false;
+  const store = value as Record<string, unknown>;
+  return (
+    typeof store.get === 'function' && typeof store.set === 'function' && typeof store.delete === 'function'
+  );
+});
+
+/** Options of {@link AxMCPMemoryTokenStore}. */
+export interface AxMCPMemoryTokenStoreOptions {
+  /** The most endpoints kept; the least recently written go first (default 1000). */
+  maxEntries?: number;
+}
+
+/** The shape of {@link AxMCPMemoryTokenStoreOptions}. */
+const MEMORY_TOKEN_STORE_OPTIONS = object(
+  { maxEntries: number({ integer: true, min: 1 }) },
+  { aliases: { max: 'maxEntries', size: 'maxEntries', limit: 'maxEntries' } },
+);
+
 /** The default store: process memory, bounded to the most recent `maxEntries` endpoints. */
 export class AxMCPMemoryTokenStore implements AxMCPTokenStore {
   readonly #entries = new Map<string, AxMCPOAuthRecord>();
   readonly #maxEntries: number;
 
-  constructor(options: { maxEntries?: number } = {}) {
+  constructor(options: AxMCPMemoryTokenStoreOptions = {}) {
+    assertMCPOptions(MEMORY_TOKEN_STORE_OPTIONS, options, 'AxMCPMemoryTokenStore options');
     this.#maxEntries = options.maxEntries ?? 1000;
   }
 

@@ -1,3 +1,5 @@
+import { number, object } from '../../options/check.js';
+
 /** When and how long to wait before sending a safe request again. */
 export interface AxMCPRetryOptions {
   /** Retries after the first attempt (default 3). */
@@ -7,6 +9,26 @@ export interface AxMCPRetryOptions {
   /** Upper bound of any wait, including a server's `Retry-After` (default 30 000). */
   maxDelayMs?: number;
 }
+
+/** The shape of {@link AxMCPRetryOptions}. */
+export const RETRY_OPTIONS = object(
+  {
+    attempts: number({ integer: true, min: 0 }),
+    baseDelayMs: number({ min: 0 }),
+    maxDelayMs: number({ min: 0 }),
+  },
+  {
+    expected: 'an object { attempts?, baseDelayMs?, maxDelayMs? }',
+    aliases: {
+      retries: 'attempts',
+      maxAttempts: 'attempts',
+      maxRetries: 'attempts',
+      delayMs: 'baseDelayMs',
+      baseDelay: 'baseDelayMs',
+      maxDelay: 'maxDelayMs',
+    },
+  },
+);
 
 export interface RetryPolicy {
   attempts: number;

@@ -1,3 +1,4 @@
+import { AUTHENTICATION_OPTION } from '../../auth/authentication.js';
 import {
   type AxMCPAuthentication,
   type AxMCPOAuthOptions,
@@ -5,20 +6,26 @@ import {
   authenticationSensitiveHeaders,
   axMCPOAuth,
 } from '../../auth/index.js';
-import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
+import { OAUTH_OPTIONS } from '../../auth/oauth/oauth.js';
+import { createGuardedFetch, FETCH, readTextLimited } from '../../net/guarded-fetch.js';
+import { nestedOptionsError } from '../../net/options-error.js';
 import {
   type AxMCPSSRFOptions,
   type AxMCPSSRFPolicy,
   assertURLAllowed,
   resolveSSRFPolicy,
+  SSRF_PROTECTION,
 } from '../../net/ssrf.js';
+import { anyOf, func, number, object, oneOf, record, string } from '../../options/check.js';
 import { abortReason, delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
 import {
   type AxMCPError,
   AxMCPHTTPStatusError,
+  AxMCPInvalidOptionsError,
   type AxMCPProtocolError,
   AxMCPSessionExpiredError,
   AxMCPTransportError,
+  assertMCPOptions,
 } from '../../protocol/errors.js';
 import {
   isResponse,
@@ -33,6 +40,7 @@ import { readSSEMessagesInto, readSSEServerMessages, type SSEStreamState } from 
 import {
   type AxMCPRetryOptions,
   parseRetryAfter,
+  RETRY_OPTIONS,
   RETRYABLE_STATUSES,
   resolveRetryPolicy,
   retryDelayMs,
@@ -67,6 +75,44 @@ export interface AxMCPStreamableHTTPTransportOptions {
   /** Called with protocol errors the transport skipped (an undecodable event on a stream). */
   onProtocolError?: (error: AxMCPProtocolError) => void;
 }
+
+/** The shape of a `headers` option: header values (strings) by name. */
+export const HEADERS = record(string(), 'an object of header values (strings), by name');
+
+/** The shapes of the keys of {@link AxMCPStreamableHTTPTransportOptions}, every one of them. */
+export const STREAMABLE_HTTP_KEYS = {
+  headers: HEADERS,
+  authentication: AUTHENTICATION_OPTION,
+  oauth: OAUTH_OPTIONS,
+  fetch: FETCH,
+  ssrfProtection: SSRF_PROTECTION,
+  timeoutMs: number({ min: 1 }),
+  maxResponseBytes: number({ integer: true, min: 1 }),
+  maxRedirects: number({ integer: true, min: 0 }),
+  retry: anyOf(oneOf(false), RETRY_OPTIONS),
+  maxResumeAttempts: number({ integer: true, min: 0 }),
+  onProtocolError: func('a function (error) => void'),
+} as const;
+
+/** Names users reach for instead of the HTTP transports' own. */
+export const HTTP_TRANSPORT_ALIASES: Readonly<Record<string, string>> = {
+  auth: 'authentication',
+  authorization: 'authentication',
+  ssrf: 'ssrfProtection',
+  ssrfGuard: 'ssrfProtection',
+  timeout: 'timeoutMs',
+  retries: 'retry',
+  maxRetries: 'retry',
+  maxBytes: 'maxResponseBytes',
+  maxMessageBytes: 'maxResponseBytes',
+  onError: 'onProtocolError',
+};
+
+/** The shape of {@link AxMCPStreamableHTTPTransportOptions}; checked once in the constructor. */
+export const STREAMABLE_HTTP_OPTIONS = object(STREAMABLE_HTTP_KEYS, {
+  expected: 'an options object { headers?, authentication?, oauth?, fetch?, ssrfProtection?, … }',
+  aliases: HTTP_TRANSPORT_ALIASES,
+});
 
 /**
  * A POST a subclass may send by a shorter way than `fetch` (see
@@ -127,15 +173,26 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   #protocolVersion: string | undefined;
   #closed = false;
 
+  /**
+   * Checks `options` (an unknown or misspelled key, a wrong type: `AxMCPInvalidOptionsError`,
+   * code `invalid_options`) before anything else; nothing is sent before the first message.
+   */
   constructor(url: string | URL, options: AxMCPStreamableHTTPTransportOptions = {}) {
-    if (options.oauth)
-      options = {
-        ...options,
-        authentication: [
-          ...[options.authentication ?? []].flat(),
-          axMCPOAuth({ fetch: options.fetch, ssrfProtection: options.ssrfProtection, ...options.oauth }),
-        ],
-      };
+    const label = `${new.target.name} options`;
+    assertMCPOptions(STREAMABLE_HTTP_OPTIONS, options, label);
+    if (options.oauth) {
+      let oauth: AxMCPAuthentication;
+      try {
+        oauth = axMCPOAuth({
+          fetch: options.fetch,
+          ssrfProtection: options.ssrfProtection,
+          ...options.oauth,
+        });
+      } catch (error) {
+        throw error instanceof AxMCPInvalidOptionsError ? nestedOptionsError(error, 'oauth', label) : error;
+      }
+      options = { ...options, authentication: [...[options.authentication ?? []].flat(), oauth] };
+    }
     this.#url = new URL(url);
     if (this.#url.username || this.#url.password) {
       throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
@@ -640,9 +697,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 
   #timeout(what: string): AxMCPTransportError {
-    return new AxMCPTransportError('transport_error', `Timed out ${what} after ${this.#timeoutMs} ms`, {
-      endpoint: this.endpoint,
-    });
+    return new AxMCPTransportError(
+      'transport_error',
+      `Timed out ${what} after ${this.#timeoutMs} ms (the transport's timeoutMs option)`,
+      { endpoint: this.endpoint },
+    );
   }
 
   #assertOpen(): void {

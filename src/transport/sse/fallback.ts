@@ -3,11 +3,14 @@
  * transport, for endpoints whose era is unknown. Isomorphic: no `node:` imports.
  */
 
-import { AxMCPProtocolError } from '../../protocol/errors.js';
+import { anyOf, boolean, instance, object, required, string } from '../../options/check.js';
+import { AxMCPProtocolError, assertMCPOptions } from '../../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../../protocol/jsonrpc.js';
 import {
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
+  HTTP_TRANSPORT_ALIASES,
+  STREAMABLE_HTTP_OPTIONS,
 } from '../http/streamable-http.js';
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
 import { AxMCPHTTPSSETransport, type AxMCPHTTPSSETransportOptions } from './http-sse.js';
@@ -23,6 +26,37 @@ export interface AxMCPHTTPTransportOptions extends AxMCPStreamableHTTPTransportO
   legacySSEFallback?: boolean | { url: string | URL };
 }
 
+/** The shape of {@link AxMCPHTTPTransportOptions}: those of Streamable HTTP and `legacySSEFallback`. */
+const HTTP_TRANSPORT_OPTIONS = object(
+  {
+    ...STREAMABLE_HTTP_OPTIONS.keys,
+    legacySSEFallback: anyOf(
+      boolean(),
+      object(
+        {
+          url: required(
+            anyOf(
+              string({ nonEmpty: true }),
+              instance('a URL', (value) => value instanceof URL),
+            ),
+          ),
+        },
+        { expected: 'an object { url }' },
+      ),
+    ),
+  },
+  {
+    expected: 'an options object { headers?, authentication?, …, legacySSEFallback? }',
+    aliases: {
+      ...HTTP_TRANSPORT_ALIASES,
+      sseFallback: 'legacySSEFallback',
+      legacySSE: 'legacySSEFallback',
+      fallback: 'legacySSEFallback',
+      fallbackToSSE: 'legacySSEFallback',
+    },
+  },
+);
+
 /**
  * An HTTP transport: Streamable HTTP, and — only when `legacySSEFallback` allows it — the
  * 2024-11-05 HTTP+SSE transport for servers that speak nothing newer.
@@ -37,6 +71,7 @@ export function axMCPHTTPTransport(
   url: string | URL,
   options: AxMCPHTTPTransportOptions = {},
 ): AxMCPTransport {
+  assertMCPOptions(HTTP_TRANSPORT_OPTIONS, options, 'axMCPHTTPTransport options');
   const { legacySSEFallback, ...rest } = options;
   if (!legacySSEFallback) return new AxMCPStreamableHTTPTransport(url, rest);
   return new AxMCPHTTPFallbackTransport(url, options);
@@ -57,6 +92,7 @@ export class AxMCPHTTPFallbackTransport implements AxMCPTransport {
   #handlers: AxMCPTransportHandlers | undefined;
 
   constructor(url: string | URL, options: AxMCPHTTPTransportOptions = {}) {
+    assertMCPOptions(HTTP_TRANSPORT_OPTIONS, options, 'AxMCPHTTPFallbackTransport options');
     const { legacySSEFallback, ...rest } = options;
     this.#streamable = new AxMCPStreamableHTTPTransport(url, rest);
     this.endpoint = this.#streamable.endpoint;

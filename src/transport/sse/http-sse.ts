@@ -4,13 +4,15 @@
  * to POST every client message to; every server message arrives on the GET stream.
  * Isomorphic: no `node:` imports.
  */
+import { AUTHENTICATION_OPTION } from '../../auth/authentication.js';
 import {
   type AxMCPAuthentication,
   applyAuthentication,
   authenticationSensitiveHeaders,
 } from '../../auth/index.js';
-import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
-import { type AxMCPSSRFOptions, redactURL } from '../../net/ssrf.js';
+import { createGuardedFetch, FETCH, readTextLimited } from '../../net/guarded-fetch.js';
+import { type AxMCPSSRFOptions, redactURL, SSRF_PROTECTION } from '../../net/ssrf.js';
+import { func, number, object } from '../../options/check.js';
 import { linkAbort } from '../../protocol/abort.js';
 import {
   type AxMCPError,
@@ -18,11 +20,13 @@ import {
   AxMCPSessionExpiredError,
   AxMCPSSRFError,
   AxMCPTransportError,
+  assertMCPOptions,
 } from '../../protocol/errors.js';
 import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import { readSSE, type SSEEvent } from '../../protocol/sse.js';
 import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
+import { HEADERS } from '../http/streamable-http.js';
 import { AxMCPMessageChannel } from '../message-channel.js';
 import type { AxMCPTransport } from '../types.js';
 
@@ -43,6 +47,30 @@ export interface AxMCPHTTPSSETransportOptions {
   /** Called with what the transport drops: undecodable events, responses nobody waits for. */
   onProtocolError?: (error: AxMCPError) => void;
 }
+
+/** The shape of {@link AxMCPHTTPSSETransportOptions}, every key of it; checked once in the constructor. */
+const HTTP_SSE_OPTIONS = object(
+  {
+    headers: HEADERS,
+    authentication: AUTHENTICATION_OPTION,
+    fetch: FETCH,
+    ssrfProtection: SSRF_PROTECTION,
+    timeoutMs: number({ min: 1 }),
+    maxMessageBytes: number({ integer: true, min: 1 }),
+    onProtocolError: func('a function (error) => void'),
+  },
+  {
+    expected: 'an options object { headers?, authentication?, fetch?, ssrfProtection?, … }',
+    aliases: {
+      auth: 'authentication',
+      ssrf: 'ssrfProtection',
+      timeout: 'timeoutMs',
+      maxBytes: 'maxMessageBytes',
+      maxResponseBytes: 'maxMessageBytes',
+      onError: 'onProtocolError',
+    },
+  },
+);
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const ERROR_BODY_BYTES = 64 * 1024;
@@ -78,6 +106,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
 
   constructor(url: string | URL, options: AxMCPHTTPSSETransportOptions = {}) {
     super();
+    assertMCPOptions(HTTP_SSE_OPTIONS, options, 'AxMCPHTTPSSETransport options');
     this.#url = new URL(url);
     if (this.#url.username || this.#url.password) {
       throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
@@ -100,7 +129,12 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     const stream = new AbortController();
     const link = linkAbort(closing);
     const opening = setTimeout(
-      () => link.abort(this.#error(`Timed out waiting for the endpoint event after ${this.#timeoutMs} ms`)),
+      () =>
+        link.abort(
+          this.#error(
+            `Timed out waiting for the endpoint event after ${this.#timeoutMs} ms (the transport's timeoutMs option)`,
+          ),
+        ),
       this.#timeoutMs,
     );
     const stop = () => stream.abort(link.signal.reason);
@@ -200,7 +234,10 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
   async #post(url: URL, message: JSONRPCMessage, stream: AbortSignal): Promise<void> {
     const link = linkAbort(stream);
     const timer = setTimeout(
-      () => link.abort(this.#error(`Timed out posting after ${this.#timeoutMs} ms`)),
+      () =>
+        link.abort(
+          this.#error(`Timed out posting after ${this.#timeoutMs} ms (the transport's timeoutMs option)`),
+        ),
       this.#timeoutMs,
     );
     try {

@@ -3,9 +3,17 @@
  * Uses the runtime's `WebSocket` (browsers, Deno, Bun, Node ≥ 22) or a constructor the
  * caller passes (`ws` on Node 20). Isomorphic: no `node:` imports.
  */
-import { type AxMCPSSRFOptions, assertURLAllowed, redactURL } from '../../net/ssrf.js';
+import {
+  type AxMCPSSRFOptions,
+  type AxMCPSSRFPolicy,
+  assertURLAllowed,
+  redactURL,
+  resolveSSRFPolicy,
+  SSRF_PROTECTION,
+} from '../../net/ssrf.js';
+import { anyOf, array, func, number, object, string } from '../../options/check.js';
 import { linkAbort } from '../../protocol/abort.js';
-import { type AxMCPError, AxMCPTransportError } from '../../protocol/errors.js';
+import { type AxMCPError, AxMCPTransportError, assertMCPOptions } from '../../protocol/errors.js';
 import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
@@ -50,6 +58,33 @@ export interface AxMCPWebSocketTransportOptions {
   onProtocolError?: (error: AxMCPError) => void;
 }
 
+/** The shape of {@link AxMCPWebSocketTransportOptions}, every key of it; checked once in the constructor. */
+const WEBSOCKET_OPTIONS = object(
+  {
+    protocols: anyOf(string({ nonEmpty: true }), array(string({ nonEmpty: true }))),
+    WebSocket: func("a WebSocket constructor (the global WebSocket, or the ws package's)"),
+    ssrfProtection: SSRF_PROTECTION,
+    openTimeoutMs: number({ min: 1 }),
+    maxMessageBytes: number({ integer: true, min: 1 }),
+    onProtocolError: func('a function (error) => void'),
+  },
+  {
+    expected: 'an options object { protocols?, WebSocket?, ssrfProtection?, … }',
+    aliases: {
+      subprotocols: 'protocols',
+      protocol: 'protocols',
+      ws: 'WebSocket',
+      webSocket: 'WebSocket',
+      websocket: 'WebSocket',
+      ssrf: 'ssrfProtection',
+      timeoutMs: 'openTimeoutMs',
+      timeout: 'openTimeoutMs',
+      maxBytes: 'maxMessageBytes',
+      onError: 'onProtocolError',
+    },
+  },
+);
+
 const OPEN = 1;
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const utf8 = new TextDecoder('utf-8');
@@ -77,10 +112,12 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
   readonly #url: URL;
   readonly #options: AxMCPWebSocketTransportOptions;
   readonly #maxBytes: number;
+  readonly #ssrf: AxMCPSSRFPolicy;
   #connections = 0;
 
   constructor(url: string | URL, options: AxMCPWebSocketTransportOptions = {}) {
     super();
+    assertMCPOptions(WEBSOCKET_OPTIONS, options, 'AxMCPWebSocketTransport options');
     this.#url = new URL(url);
     if (this.#url.protocol !== 'ws:' && this.#url.protocol !== 'wss:') {
       throw new AxMCPTransportError(
@@ -96,6 +133,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     this.endpointKey = this.#url.href;
     this.#options = options;
     this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
+    this.#ssrf = resolveSSRFPolicy(options.ssrfProtection ?? true);
   }
 
   protected async openConnection(closing: AbortSignal): Promise<SessionConnection> {
@@ -110,7 +148,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     }
     const asHTTP = new URL(this.#url);
     asHTTP.protocol = this.#url.protocol === 'wss:' ? 'https:' : 'http:';
-    await assertURLAllowed(asHTTP, this.#options.ssrfProtection ?? true);
+    await assertURLAllowed(asHTTP, this.#ssrf);
     const protocols = this.#options.protocols ?? ['mcp'];
     const socket = new Ctor(this.#url.href, protocols);
     socket.binaryType = 'arraybuffer';
@@ -177,7 +215,12 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
         reject(error);
       };
       const timer = setTimeout(
-        () => fail(this.#error(`The WebSocket handshake took longer than ${timeoutMs} ms`)),
+        () =>
+          fail(
+            this.#error(
+              `The WebSocket handshake took longer than ${timeoutMs} ms (the openTimeoutMs option)`,
+            ),
+          ),
         timeoutMs,
       );
       link.signal.addEventListener(
@@ -213,7 +256,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     if (text.length > this.#maxBytes / 3 && new TextEncoder().encode(text).byteLength > this.#maxBytes) {
       throw new AxMCPTransportError(
         'message_too_large',
-        `A message to ${this.endpoint} is over ${this.#maxBytes} bytes`,
+        `A message to ${this.endpoint} is over ${this.#maxBytes} bytes (the maxMessageBytes option)`,
         {
           endpoint: this.endpoint,
         },
@@ -242,7 +285,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
       this.#options.onProtocolError?.(
         new AxMCPTransportError(
           'message_too_large',
-          `Dropped a WebSocket message over ${this.#maxBytes} bytes`,
+          `Dropped a WebSocket message over ${this.#maxBytes} bytes (the maxMessageBytes option)`,
           {
             endpoint: this.endpoint,
           },

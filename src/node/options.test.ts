@@ -1,0 +1,328 @@
+/**
+ * The options of `ax-mcp/node` (the Node HTTP transport and fetch, the stdio transport, the era
+ * and token stores) are checked at construction, before any request, spawn or database
+ * connection: `invalid_options`, thrown synchronously (or, for `open()`, as its rejection),
+ * with the path as the user writes it. Loopback servers count what reaches them; control cases
+ * show that they would see it.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AxMCPMemoryEraStore } from '../client/era-store.js';
+import { AxMCPInvalidOptionsError } from '../protocol/errors.js';
+import { AxMCPNodeHTTPTransport } from './fast-transport.js';
+import { AxMCPFileEraStore } from './file-era-store.js';
+import { createNodeFetch } from './node-fetch.js';
+import { AxPostgresEraStore } from './postgres-era-store.js';
+import { AxPostgresTokenStore } from './postgres-token-store.js';
+import { AxMCPStdioTransport } from './stdio-transport.js';
+import { AxMCPFileTokenStore } from './token-store.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: wrong on purpose
+type Any = any;
+
+const LOOPBACK = { allowHTTP: true, allowLoopback: true } as const;
+let httpServer: http.Server;
+let url: string;
+let requests = 0;
+/** A TCP server standing in for PostgreSQL: it counts connections and hangs up. */
+let database: net.Server;
+let databaseURL: string;
+let connections = 0;
+let directory: string;
+let marker: string;
+
+beforeAll(async () => {
+  httpServer = http.createServer((request, response) => {
+    requests++;
+    request.resume();
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }));
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
+  database = net.createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => database.listen(0, '127.0.0.1', resolve));
+  databaseURL = `postgres://ax@127.0.0.1:${(database.address() as AddressInfo).port}/ax`;
+  directory = mkdtempSync(join(tmpdir(), 'ax-mcp-options-'));
+  marker = join(directory, 'spawned');
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+  await new Promise<void>((resolve) => database.close(() => resolve()));
+  rmSync(directory, { recursive: true, force: true });
+});
+
+/** A server command that leaves a file behind: proof that it was spawned. */
+const spawnMarker = () => ({
+  command: process.execPath,
+  args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x')`],
+});
+
+const KEY = { id: 'k1', key: new Uint8Array(32) };
+
+interface Case {
+  name: string;
+  build: () => unknown;
+  path: string;
+  suggestion?: string;
+  message?: RegExp;
+}
+
+const cases: Case[] = [
+  {
+    name: 'fetch on the Node transport (it brings its own)',
+    build: () => new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, fetch } as Any),
+    path: 'fetch',
+  },
+  {
+    name: 'keepalive in the wrong case',
+    build: () => new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, keepalive: false } as Any),
+    path: 'keepalive',
+    suggestion: 'keepAlive',
+  },
+  {
+    name: 'no sockets at all',
+    build: () => new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, maxSockets: 0 }),
+    path: 'maxSockets',
+  },
+  {
+    name: 'allowLocalhost on the Node transport',
+    build: () =>
+      new AxMCPNodeHTTPTransport(url, { ssrfProtection: { allowHTTP: true, allowLocalhost: true } as Any }),
+    path: 'ssrfProtection.allowLocalhost',
+    suggestion: 'allowLoopback',
+    message: /did you mean allowLoopback/,
+  },
+  {
+    name: 'a misspelled OAuth option on the Node transport',
+    build: () =>
+      new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, oauth: { redirectUrl: 'x' } as Any }),
+    path: 'oauth.redirectUrl',
+    suggestion: 'redirectUri',
+  },
+  {
+    name: 'a DNS lookup that is not a function',
+    build: () => createNodeFetch({ ssrfProtection: LOOPBACK, lookup: 'dns' as Any }),
+    path: 'lookup',
+  },
+  {
+    name: 'cmd instead of command',
+    build: () => new AxMCPStdioTransport({ cmd: process.execPath } as Any),
+    path: 'cmd',
+    suggestion: 'command',
+  },
+  {
+    name: 'arguments as one string',
+    build: () => new AxMCPStdioTransport({ ...spawnMarker(), args: 'server.js' } as Any),
+    path: 'args',
+  },
+  {
+    name: 'an environment value that is a number',
+    build: () => new AxMCPStdioTransport({ ...spawnMarker(), env: { PORT: 8080 } } as Any),
+    path: 'env.PORT',
+  },
+  {
+    name: 'environment instead of env',
+    build: () => new AxMCPStdioTransport({ ...spawnMarker(), environment: { A: 'b' } } as Any),
+    path: 'environment',
+    suggestion: 'env',
+  },
+  {
+    name: 'an empty command',
+    build: () => new AxMCPStdioTransport({ command: ' ' }),
+    path: 'command',
+  },
+  {
+    name: 'no options at all',
+    build: () => new AxMCPStdioTransport(undefined as Any),
+    path: '(options)',
+  },
+  {
+    name: 'a stderr handler that is not a function',
+    build: () => new AxMCPStdioTransport({ ...spawnMarker(), onStderr: true } as Any),
+    path: 'onStderr',
+  },
+  {
+    name: 'a negative kill grace period',
+    build: () => new AxMCPStdioTransport({ ...spawnMarker(), killGraceMs: -5 }),
+    path: 'killGraceMs',
+  },
+  {
+    name: 'a file era store given options instead of a path',
+    build: () => new AxMCPFileEraStore({ path: join(directory, 'eras.json') } as Any),
+    path: '(options)',
+  },
+  {
+    name: 'a file token store without a path',
+    build: () => new AxMCPFileTokenStore(undefined as Any),
+    path: '(options)',
+  },
+  {
+    name: 'a memory era store that keeps nothing',
+    build: () => new AxMCPMemoryEraStore({ maxEntries: 0 }),
+    path: 'maxEntries',
+  },
+  {
+    name: 'poolsize in the wrong case',
+    build: () => new AxPostgresEraStore({ connectionString: databaseURL, poolsize: 2 } as Any),
+    path: 'poolsize',
+    suggestion: 'poolSize',
+  },
+  {
+    name: 'a PostgreSQL store with neither pool nor connectionString (a rule across options)',
+    build: () => new AxPostgresEraStore({ schema: 'ax_mcp' }),
+    path: 'pool',
+    message: /exactly one of pool and connectionString/,
+  },
+  {
+    name: 'an unsafe schema name',
+    build: () =>
+      new AxPostgresEraStore({ connectionString: databaseURL, schema: 'Robert"; DROP TABLE x;--' }),
+    path: 'schema',
+  },
+  {
+    name: 'a url for connectionString',
+    build: () => new AxPostgresEraStore({ url: databaseURL } as Any),
+    path: 'url',
+    suggestion: 'connectionString',
+  },
+  {
+    name: 'an encryption key of the wrong length',
+    build: () =>
+      new AxPostgresTokenStore({ connectionString: databaseURL, key: { id: 'k', key: new Uint8Array(20) } }),
+    path: 'key.key',
+  },
+  {
+    name: 'two encryption keys with one id (a rule across options)',
+    build: () => new AxPostgresTokenStore({ connectionString: databaseURL, key: KEY, previousKeys: [KEY] }),
+    path: 'previousKeys[0].id',
+  },
+  {
+    name: 'the encryption key under another name',
+    build: () => new AxPostgresTokenStore({ connectionString: databaseURL, encryptionKey: KEY } as Any),
+    path: 'encryptionKey',
+    suggestion: 'key',
+  },
+];
+
+const expectInvalid = (thrown: unknown, entry: Case) => {
+  expect(thrown).toBeInstanceOf(AxMCPInvalidOptionsError);
+  const error = thrown as AxMCPInvalidOptionsError;
+  expect(error.code).toBe('invalid_options');
+  expect(error.path).toBe(entry.path);
+  expect(error.suggestion).toBe(entry.suggestion);
+  if (entry.message) expect(error.message).toMatch(entry.message);
+};
+
+describe('ax-mcp/node options', () => {
+  it('has a table worth the name', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(cases)(
+    'refuses $name at construction, before anything is sent, spawned or connected',
+    async (entry) => {
+      const before = { requests, connections };
+      let thrown: unknown;
+      let built: unknown;
+      try {
+        built = entry.build();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(built, 'the constructor returned').toBeUndefined();
+      expectInvalid(thrown, entry);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect({ requests, connections }).toEqual(before);
+      expect(existsSync(marker)).toBe(false);
+      expect(existsSync(join(directory, 'eras.json'))).toBe(false);
+    },
+  );
+
+  it('refuses PostgreSQL options in open() before connecting', async () => {
+    const before = connections;
+    const era = await AxPostgresEraStore.open({ connectionString: databaseURL, poolsize: 2 } as Any).catch(
+      (error: unknown) => error,
+    );
+    expectInvalid(era, { name: '', build: () => {}, path: 'poolsize', suggestion: 'poolSize' });
+    const tokens = await AxPostgresTokenStore.open({
+      connectionString: databaseURL,
+      key: { id: '', key: KEY.key },
+    }).catch((error: unknown) => error);
+    expectInvalid(tokens, { name: '', build: () => {}, path: 'key.id' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(connections).toBe(before);
+  });
+
+  it('sees a request, a spawn and a connection when they happen (the controls for the cases above)', async () => {
+    const before = { requests, connections };
+    const transport = new AxMCPNodeHTTPTransport(url, {
+      ssrfProtection: LOOPBACK,
+      keepAlive: false,
+      maxSockets: 2,
+    });
+    await transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    await transport.close();
+    expect(requests).toBe(before.requests + 1);
+
+    const stdio = new AxMCPStdioTransport({ ...spawnMarker(), killGraceMs: 100 });
+    await stdio.start();
+    const deadline = Date.now() + 5000;
+    while (!existsSync(marker) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await stdio.close();
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker);
+
+    const store = new AxPostgresEraStore({ connectionString: databaseURL, schema: 'ax_mcp', poolSize: 1 });
+    await expect(store.get('x')).rejects.toMatchObject({ code: 'transport_error' });
+    await store.close();
+    expect(connections).toBeGreaterThan(before.connections);
+  });
+
+  it('constructs every documented configuration', async () => {
+    const fetch = createNodeFetch({ ssrfProtection: { allowLoopback: true } });
+    fetch.close();
+    const transports = [
+      new AxMCPNodeHTTPTransport('https://mcp.example.com/mcp'),
+      new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, retry: false, timeoutMs: 1000 }),
+      new AxMCPNodeHTTPTransport('https://mcp.example.com/mcp', {
+        oauth: { redirectUri: 'http://127.0.0.1:8765/callback', onAuthCode: async () => ({}) },
+      }),
+    ];
+    await Promise.all(transports.map((transport) => transport.close()));
+    const stdio = new AxMCPStdioTransport({
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-everything'],
+      env: { TOKEN: undefined as unknown as string, MODE: 'test' },
+      cwd: directory,
+      onStderr: () => {},
+      onProtocolError: () => {},
+      killGraceMs: 0,
+      maxMessageBytes: 1024,
+    });
+    await stdio.close();
+    const stores = [
+      new AxPostgresEraStore({ connectionString: databaseURL }),
+      new AxPostgresTokenStore({
+        connectionString: databaseURL,
+        schema: 'ax_mcp',
+        key: { id: '2026-01', key: new Uint8Array(32) },
+        previousKeys: [{ id: '2025-07', key: new Uint8Array(16) }],
+      }),
+    ];
+    await Promise.all(stores.map((store) => store.close()));
+    expect(new AxMCPFileEraStore(join(directory, 'eras.json'))).toBeInstanceOf(AxMCPFileEraStore);
+    expect(new AxMCPFileTokenStore(join(directory, 'tokens.json'))).toBeInstanceOf(AxMCPFileTokenStore);
+    expect(new AxMCPMemoryEraStore({ maxEntries: 10 }).get('x')).toBeUndefined();
+  });
+});
