@@ -135,7 +135,7 @@ describe('ax() with MCP clients', () => {
     });
   });
 
-  it('sends an image tool result as an image part and keeps links, resources and structuredContent', async () => {
+  it('sends an image tool result as an image part and keeps links and resources; structuredContent stays out beside content (SEP-2200)', async () => {
     const docs = client('docs');
     const program = ax('request:string -> summary:string', { mcp: docs });
     llm.script({ toolCalls: [{ name: 'all_content' }] }, final({ summary: 'seen' }));
@@ -148,7 +148,7 @@ describe('ax() with MCP clients', () => {
     expect(text).toContain('[resource <res://embedded/text> (text/plain)]\nembedded text');
     expect(text).toContain('file <res://embedded/blob> from mcp:docs:all_content, 6 bytes — not shown');
     expect(text).toContain('[audio/wav audio from mcp:docs:all_content, 52 bytes — not shown');
-    expect(text).toContain('structuredContent: {"kinds":');
+    expect(text).not.toContain('structuredContent');
     expect(JSON.stringify(messages)).not.toContain(TINY_WAV_BASE64);
     const attachments = messages[messages.indexOf(tool as (typeof messages)[number]) + 1];
     expect(attachments?.role).toBe('user');

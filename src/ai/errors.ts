@@ -1,3 +1,10 @@
+import {
+  type AxOptionsIssue,
+  type AxOptionsProblem,
+  findOptionsProblem,
+  type Shape,
+} from '../options/check.js';
+
 /**
  * Typed errors of AI services. Every failure an {@link AxAIService} reports is an
  * {@link AxAIError} with a stable `code`; match on the code, not on messages. Messages
@@ -27,7 +34,13 @@ export type AxAIErrorCode =
   /** The caller's signal aborted the request. */
   | 'aborted'
   /** The service cannot do what was asked (for example tools on a service without them). */
-  | 'unsupported';
+  | 'unsupported'
+  /**
+   * Options that cannot work as written (a misspelled key, a wrong type, a missing `model`, a
+   * `baseURL` that is not http(s)), thrown at construction before anything is sent; see
+   * {@link AxAIOptionsError}.
+   */
+  | 'invalid_options';
 
 /** Where an AI error happened, without secrets. */
 export interface AxAIErrorContext {
@@ -73,6 +86,41 @@ export class AxAIError extends Error {
   get retryable(): boolean {
     return this.code === 'rate_limited' || this.code === 'server_error' || this.code === 'network_error';
   }
+}
+
+/**
+ * Options of an AI service that cannot work as written (code `invalid_options`), thrown at
+ * construction before anything is sent; `issues` lists what the options check found, `path`
+ * and `suggestion` describe the first. Never retryable; the message never holds a value of
+ * the options (an API key stays out of it).
+ */
+export class AxAIOptionsError extends AxAIError {
+  readonly issues: readonly AxOptionsIssue[];
+  /** Where the first problem is (`capabilities.maxTools`, `baseURL`). */
+  readonly path: string;
+  /** The nearest known name when the first problem is a misspelled key. */
+  readonly suggestion: string | undefined;
+
+  constructor(problem: AxOptionsProblem, context: AxAIErrorContext = {}) {
+    super('invalid_options', problem.message, context);
+    this.issues = problem.issues;
+    this.path = problem.issues[0]!.path;
+    this.suggestion = problem.issues[0]!.suggestion;
+  }
+}
+
+/**
+ * Throws {@link AxAIOptionsError} when `value` does not fit `schema`. `label` names the
+ * options object in the message ("AxAIOpenAICompatible options").
+ */
+export function assertAIOptions(
+  schema: Shape,
+  value: unknown,
+  label: string,
+  context: AxAIErrorContext = {},
+): void {
+  const problem = findOptionsProblem(schema, value, label);
+  if (problem) throw new AxAIOptionsError(problem, context);
 }
 
 /** The error code an HTTP status maps to. */

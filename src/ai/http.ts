@@ -4,6 +4,7 @@
  * errors. Model requests have no side effects beyond cost, so they may be retried;
  * a response whose body has started to arrive is never retried.
  */
+import { func, number } from '../options/check.js';
 import { delay } from '../protocol/abort.js';
 import { AxAIError, codeForStatus } from './errors.js';
 
@@ -22,6 +23,16 @@ export interface AxAIHTTPSettings {
   /** Largest response body read (default 16 MiB). */
   maxResponseBytes?: number;
 }
+
+/** The keys of {@link AxAIHTTPSettings} and their shapes. */
+export const HTTP_SETTINGS_KEYS = {
+  fetch: func('a fetch function'),
+  timeoutMs: number({ min: 0 }),
+  maxRetries: number({ integer: true, min: 0 }),
+  retryBaseDelayMs: number({ min: 0 }),
+  maxRetryDelayMs: number({ min: 0 }),
+  maxResponseBytes: number({ integer: true, min: 1 }),
+} as const;
 
 /** Who is asking, for error messages. */
 export interface RequestLabel {

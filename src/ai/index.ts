@@ -2,7 +2,12 @@
  * AI services: the provider-neutral chat interface, the OpenAI-compatible client, and the
  * mapping of MCP content to provider parts. Knows nothing of the MCP wire.
  */
-export { AxAIError, type AxAIErrorCode, type AxAIErrorContext } from './errors.js';
+export {
+  AxAIError,
+  type AxAIErrorCode,
+  type AxAIErrorContext,
+  AxAIOptionsError,
+} from './errors.js';
 export type { AxAIHTTPSettings } from './http.js';
 export {
   base64Bytes,

@@ -3,17 +3,29 @@
  * Azure-style gateways, vLLM, Ollama, LM Studio, OpenRouter, …) over `fetch`.
  */
 import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AxAIError } from './errors.js';
-import { type AxAIHTTPSettings, postJSON, readText } from './http.js';
+import {
+  anyOf,
+  boolean,
+  describeIssues,
+  number,
+  object,
+  record,
+  required,
+  string,
+} from '../options/check.js';
+import { AxAIError, AxAIOptionsError, assertAIOptions } from './errors.js';
+import { type AxAIHTTPSettings, HTTP_SETTINGS_KEYS, postJSON, readText } from './http.js';
 import { readChatStream } from './openai-stream.js';
 import { parseResponse, requestBody } from './openai-wire.js';
-import type {
-  AxAICapabilities,
-  AxAIChatRequest,
-  AxAIChatResponse,
-  AxAIChatStreamEvent,
-  AxAIMediaSupport,
-  AxAIService,
+import { satisfies } from './shapes.js';
+import {
+  type AxAICapabilities,
+  type AxAIChatRequest,
+  type AxAIChatResponse,
+  type AxAIChatStreamEvent,
+  type AxAIMediaSupport,
+  type AxAIService,
+  MEDIA_SUPPORT,
 } from './types.js';
 
 /** Options of {@link AxAIOpenAICompatible}. */
@@ -42,6 +54,50 @@ export interface AxAIOpenAICompatibleOptions extends AxAIHTTPSettings {
     maxTools?: number;
   };
 }
+
+/** What {@link AxAIOpenAICompatible} accepts; checked once in the constructor, before anything is sent. */
+const OPENAI_COMPATIBLE_OPTIONS = object(
+  {
+    ...HTTP_SETTINGS_KEYS,
+    apiKey: string(),
+    baseURL: string({ nonEmpty: true }),
+    model: required(string({ nonEmpty: true })),
+    headers: record(string(), 'an object of header values (strings)'),
+    name: string({ nonEmpty: true }),
+    capabilities: object(
+      {
+        tools: boolean(),
+        streaming: boolean(),
+        structuredOutputs: boolean(),
+        userParts: MEDIA_SUPPORT,
+        toolResultParts: MEDIA_SUPPORT,
+        maxTools: anyOf(
+          number({ integer: true, min: 1 }),
+          satisfies('Infinity', (value) => value === Number.POSITIVE_INFINITY),
+        ),
+      },
+      {
+        expected:
+          'an object { tools?, streaming?, structuredOutputs?, userParts?, toolResultParts?, maxTools? }',
+      },
+    ),
+  },
+  {
+    expected: 'an options object { model, baseURL?, apiKey?, … }',
+    aliases: {
+      baseUrl: 'baseURL',
+      apiBase: 'baseURL',
+      endpoint: 'baseURL',
+      url: 'baseURL',
+      api_key: 'apiKey',
+      key: 'apiKey',
+      timeout: 'timeoutMs',
+      retries: 'maxRetries',
+    },
+  },
+);
+
+const LABEL = 'AxAIOpenAICompatible options';
 
 const DEFAULT_MEDIA: AxAIMediaSupport = { image: true, audio: false, file: false };
 /** OpenAI's chat completions API refuses more tools than this in one request. */
@@ -85,18 +141,24 @@ export class AxAIOpenAICompatible implements AxAIService {
   readonly #settings: AxAIHTTPSettings;
 
   constructor(options: AxAIOpenAICompatibleOptions) {
-    if (typeof options?.model !== 'string' || options.model === '') {
-      throw new AxAIError('invalid_request', 'AxAIOpenAICompatible needs a model');
-    }
+    assertAIOptions(OPENAI_COMPATIBLE_OPTIONS, options, LABEL, {
+      provider: typeof options?.name === 'string' ? options.name : 'openai-compatible',
+    });
     const base = options.baseURL ?? 'https://api.openai.com/v1';
-    let url: URL;
+    let url: URL | undefined;
     try {
       url = new URL(base.endsWith('/') ? base : `${base}/`);
-    } catch (cause) {
-      throw new AxAIError('invalid_request', 'AxAIOpenAICompatible: baseURL is not a URL', { cause });
+    } catch {
+      url = undefined;
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new AxAIError('invalid_request', 'AxAIOpenAICompatible: baseURL must be http(s)');
+    if (url?.protocol !== 'https:' && url?.protocol !== 'http:') {
+      // A rule beyond shapes. The URL stays out of the message: its query may carry a key.
+      const issue = {
+        path: 'baseURL',
+        expected: 'an http(s) URL',
+        received: url ? `a ${url.protocol} URL` : 'a string that is not a URL',
+      };
+      throw new AxAIOptionsError({ issues: [issue], message: `${LABEL}: ${describeIssues([issue])}` });
     }
     this.#url = new URL('chat/completions', url).href;
     this.name = options.name ?? 'openai-compatible';

@@ -4,11 +4,25 @@
  * in a conversation (see {@link AxAIMCPToolResult}, {@link AxAIMCPContextPart}) until a
  * service maps it to its own parts.
  */
+import {
+  anyOf,
+  anything,
+  array,
+  boolean,
+  number,
+  object,
+  oneOf,
+  record,
+  required,
+  type Shape,
+  string,
+} from '../options/check.js';
 import type {
   AxMCPCallToolResult,
   AxMCPGetPromptResult,
   AxMCPReadResourceResult,
 } from '../protocol/messages.js';
+import { ABORT_SIGNAL, ANY_OBJECT, discriminated, satisfies } from './shapes.js';
 
 /** Which media kinds a service accepts in one place of a conversation. */
 export interface AxAIMediaSupport {
@@ -16,6 +30,12 @@ export interface AxAIMediaSupport {
   audio: boolean;
   file: boolean;
 }
+
+/** The shape of a partial {@link AxAIMediaSupport} (a service's `capabilities.userParts`). */
+export const MEDIA_SUPPORT = object(
+  { image: boolean(), audio: boolean(), file: boolean() },
+  { expected: 'an object { image?, audio?, file? } of true or false' },
+);
 
 /** What a service can do. Content it cannot take is described to the model, never dropped. */
 export interface AxAICapabilities {
@@ -62,6 +82,17 @@ export interface AxAIFilePart {
   filename?: string;
 }
 
+const BASE64 = required(string());
+const MIME_TYPE = required(string({ nonEmpty: true }));
+
+/** The shapes of the provider parts, by `type`. */
+const PROVIDER_PART_KINDS = {
+  text: object({ type: required(oneOf('text')), text: required(string()) }),
+  image: object({ type: required(oneOf('image')), mimeType: MIME_TYPE, data: BASE64 }),
+  audio: object({ type: required(oneOf('audio')), mimeType: MIME_TYPE, data: BASE64 }),
+  file: object({ type: required(oneOf('file')), mimeType: MIME_TYPE, data: BASE64, filename: string() }),
+} as const;
+
 /** Where MCP content came from: `mcp:<namespace>:<tool|prompt|resource>`. */
 export interface AxAIMCPAttribution {
   namespace: string;
@@ -79,6 +110,33 @@ export type AxAIMCPContextPart = AxAIMCPAttribution &
     | { type: 'mcp_context'; kind: 'resource'; uri: string; resource: AxMCPReadResourceResult }
   );
 
+const ATTRIBUTION_KEYS = {
+  namespace: required(string({ nonEmpty: true })),
+  componentId: required(string({ nonEmpty: true })),
+} as const;
+
+/** The shape of an {@link AxAIMCPContextPart}, by `kind`. */
+const MCP_CONTEXT_PART = discriminated(
+  'kind',
+  {
+    prompt: object({
+      ...ATTRIBUTION_KEYS,
+      type: required(oneOf('mcp_context')),
+      kind: required(oneOf('prompt')),
+      name: required(string({ nonEmpty: true })),
+      prompt: required(ANY_OBJECT),
+    }),
+    resource: object({
+      ...ATTRIBUTION_KEYS,
+      type: required(oneOf('mcp_context')),
+      kind: required(oneOf('resource')),
+      uri: required(string({ nonEmpty: true })),
+      resource: required(ANY_OBJECT),
+    }),
+  },
+  'an MCP context part',
+);
+
 /** One part of a user message. */
 export type AxAIContentPart =
   | AxAITextPart
@@ -87,8 +145,21 @@ export type AxAIContentPart =
   | AxAIFilePart
   | AxAIMCPContextPart;
 
+/** The shape of an {@link AxAIContentPart} (user messages, program `attachments`). */
+export const CONTENT_PART: Shape = discriminated(
+  'type',
+  { ...PROVIDER_PART_KINDS, mcp_context: MCP_CONTEXT_PART },
+  "a content part { type: 'text' | 'image' | 'audio' | 'file' | 'mcp_context', … }",
+);
+
 /** A media or text part after mapping: what a provider adapter finally sends. */
 export type AxAIProviderPart = AxAITextPart | AxAIImagePart | AxAIAudioPart | AxAIFilePart;
+
+const PROVIDER_PART: Shape = discriminated(
+  'type',
+  PROVIDER_PART_KINDS,
+  "a part { type: 'text' | 'image' | 'audio' | 'file', … }",
+);
 
 /** The raw result of an MCP tool call, with the identity of the tool that produced it. */
 export interface AxAIMCPToolResult extends AxAIMCPAttribution {
@@ -97,6 +168,16 @@ export interface AxAIMCPToolResult extends AxAIMCPAttribution {
   /** The server's result untouched: every block, `structuredContent`, `isError`, `_meta`. */
   result: AxMCPCallToolResult;
 }
+
+const MCP_TOOL_RESULT = object(
+  {
+    ...ATTRIBUTION_KEYS,
+    type: required(oneOf('mcp_tool_result')),
+    tool: required(string({ nonEmpty: true })),
+    result: required(ANY_OBJECT),
+  },
+  { expected: "an MCP tool result { type: 'mcp_tool_result', namespace, componentId, tool, result }" },
+);
 
 /** A tool call the model asked for. */
 export interface AxAIToolCall {
@@ -107,6 +188,14 @@ export interface AxAIToolCall {
   /** The arguments as the model wrote them (JSON text, possibly invalid). */
   arguments: string;
 }
+
+// A conversation handed back (a previous chat's `messages`) holds what the model wrote: no
+// stricter than strings here.
+const TOOL_CALL = object({
+  id: required(string()),
+  name: required(string()),
+  arguments: required(string()),
+});
 
 /** A system message (instructions the program controls). */
 export interface AxAISystemMessage {
@@ -144,6 +233,37 @@ export interface AxAIToolMessage {
 /** One message of a conversation. */
 export type AxAIMessage = AxAISystemMessage | AxAIUserMessage | AxAIAssistantMessage | AxAIToolMessage;
 
+/** The shape of an {@link AxAIMessage}, by `role`. */
+export const MESSAGE: Shape = discriminated(
+  'role',
+  {
+    system: object({ role: required(oneOf('system')), content: required(string()) }),
+    user: object({
+      role: required(oneOf('user')),
+      content: required(anyOf(string(), array(CONTENT_PART))),
+    }),
+    assistant: object({
+      role: required(oneOf('assistant')),
+      content: required(
+        anyOf(
+          string(),
+          satisfies('null', (value) => value === null),
+        ),
+      ),
+      toolCalls: array(TOOL_CALL),
+      refusal: string(),
+    }),
+    tool: object({
+      role: required(oneOf('tool')),
+      toolCallId: required(string()),
+      name: required(string()),
+      content: required(anyOf(string(), array(PROVIDER_PART), MCP_TOOL_RESULT)),
+      isError: boolean(),
+    }),
+  },
+  "a message { role: 'system' | 'user' | 'assistant' | 'tool', content, … }",
+);
+
 /** A tool the model may call. */
 export interface AxAITool {
   /** Unique within the request; providers restrict it (OpenAI: `[A-Za-z0-9_-]{1,64}`). */
@@ -155,8 +275,28 @@ export interface AxAITool {
   strict?: boolean;
 }
 
+/** The shape of an {@link AxAITool}. */
+export const TOOL = object({
+  name: required(string({ nonEmpty: true })),
+  description: string(),
+  parameters: required(record(anything(), 'a JSON Schema object')),
+  strict: boolean(),
+});
+
 /** Which tool the model must call, if any. */
 export type AxAIToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+const TOOL_CHOICE_MODES = oneOf('auto', 'none', 'required');
+const TOOL_CHOICE_NAMED = object({ name: required(string({ nonEmpty: true })) });
+
+/** The shape of an {@link AxAIToolChoice}: a mode (with a suggestion when misspelled) or `{ name }`. */
+export const TOOL_CHOICE: Shape = {
+  expected: "'auto', 'none', 'required' or { name }",
+  optional: true,
+  check(value, path, issues) {
+    (typeof value === 'string' ? TOOL_CHOICE_MODES : TOOL_CHOICE_NAMED).check(value, path, issues);
+  },
+};
 
 /** The shape of the final answer. */
 export type AxAIResponseFormat =
@@ -172,6 +312,23 @@ export type AxAIResponseFormat =
       strict?: boolean;
     };
 
+/** The shape of an {@link AxAIResponseFormat}, by `type`. */
+export const RESPONSE_FORMAT: Shape = discriminated(
+  'type',
+  {
+    text: object({ type: required(oneOf('text')) }),
+    json_object: object({ type: required(oneOf('json_object')) }),
+    json_schema: object({
+      type: required(oneOf('json_schema')),
+      name: required(string({ nonEmpty: true })),
+      description: string(),
+      schema: required(record(anything(), 'a JSON Schema object')),
+      strict: boolean(),
+    }),
+  },
+  "a response format { type: 'text' | 'json_object' | 'json_schema', … }",
+);
+
 /** One chat request. */
 export interface AxAIChatRequest {
   messages: readonly AxAIMessage[];
@@ -184,6 +341,18 @@ export interface AxAIChatRequest {
   maxTokens?: number;
   signal?: AbortSignal;
 }
+
+/** The keys of an {@link AxAIChatRequest} and their shapes. */
+export const CHAT_REQUEST_KEYS = {
+  messages: required(array(MESSAGE)),
+  tools: array(TOOL),
+  toolChoice: TOOL_CHOICE,
+  responseFormat: RESPONSE_FORMAT,
+  model: string({ nonEmpty: true }),
+  temperature: number(),
+  maxTokens: number({ integer: true, min: 1 }),
+  signal: ABORT_SIGNAL,
+} as const;
 
 /** Why the model stopped. */
 export type AxAIFinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
@@ -237,6 +406,12 @@ export interface AxAIService {
   /** Sends the conversation and yields deltas as they arrive, ending with `finish`. */
   streamingChat(request: AxAIChatRequest): AsyncIterable<AxAIChatStreamEvent>;
 }
+
+/** The shape of an {@link AxAIService} option (an agent's `ai`). */
+export const AI_SERVICE: Shape = satisfies(
+  'an AI service { name, capabilities, chat, streamingChat }',
+  (value) => isAIService(value),
+);
 
 /** Whether a value looks like an {@link AxAIService}. */
 export function isAIService(value: unknown): value is AxAIService {

@@ -2,22 +2,33 @@
  * `axMCPChat`: a chat request with MCP tools, run through the same tool loop as programs,
  * without a signature.
  */
-import type { AxAIChatRequest, AxAIChatResponse, AxAIMessage, AxAIService, AxAIUsage } from '../ai/types.js';
-import { isAIService } from '../ai/types.js';
+import {
+  type AxAIChatRequest,
+  type AxAIChatResponse,
+  type AxAIMessage,
+  type AxAIService,
+  type AxAIUsage,
+  CHAT_REQUEST_KEYS,
+} from '../ai/types.js';
+import { func, object, oneOf, type Shape } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
-import { type AxMCPContextEntry, checkContextEntries, resolveContextEntries } from './context-entries.js';
-import { AxProgramError } from './errors.js';
-import { type AxFunction, checkFunctions } from './functions.js';
+import { type AxMCPContextEntry, MCP_CONTEXT, resolveContextEntries } from './context-entries.js';
+import { assertProgramOptions } from './errors.js';
+import { type AxFunction, FUNCTIONS, functionList } from './functions.js';
 import {
   type AxMCPClients,
   type AxMCPExecutionContext,
   type AxMCPInheritance,
+  EXECUTION_CONTEXT,
+  MCP_CLIENTS,
+  MCP_INHERITANCE,
   runContext,
 } from './mcp-context.js';
 import { UNTRUSTED_CONTENT_RULE } from './prompt.js';
+import { checkService } from './shapes.js';
 import { type AxMCPToolNaming, AxToolsetBuilder } from './tool-bindings.js';
 import type { AxMCPProgramEvent } from './tool-calls.js';
-import { DEFAULT_MAX_STEPS, runToolLoop } from './tool-loop.js';
+import { DEFAULT_MAX_STEPS, MAX_STEPS, runToolLoop } from './tool-loop.js';
 
 /** Options of {@link axMCPChat}. */
 export interface AxMCPChatOptions {
@@ -35,6 +46,53 @@ export interface AxMCPChatOptions {
   /** MCP progress, task and refusal events. */
   onMCPEvent?: (event: AxMCPProgramEvent) => void;
 }
+
+/** What {@link axMCPChat} accepts as options; checked once per call. */
+const CHAT_OPTIONS = object(
+  {
+    mcp: MCP_CLIENTS,
+    functions: FUNCTIONS,
+    mcpContext: MCP_CONTEXT,
+    mcpInheritance: MCP_INHERITANCE,
+    mcpParent: EXECUTION_CONTEXT,
+    mcpToolNames: oneOf('bare', 'namespaced'),
+    maxSteps: MAX_STEPS,
+    onMCPEvent: func('a function (event) => void'),
+  },
+  {
+    expected: 'an options object { mcp?, functions?, mcpContext?, maxSteps?, … }',
+    aliases: {
+      maxTurns: 'maxSteps',
+      steps: 'maxSteps',
+      context: 'mcpContext',
+      clients: 'mcp',
+      tools: 'functions',
+    },
+  },
+);
+
+/** `request.tools`: tools come from `mcp` and `functions` (an empty list is let through). */
+const NO_TOOLS: Shape = {
+  expected: 'no tools: axMCPChat takes tools from mcp and functions, not request.tools',
+  optional: true,
+  check(value, path, issues) {
+    if (Array.isArray(value) && value.length === 0) return;
+    issues.push({
+      path,
+      expected: NO_TOOLS.expected,
+      received: Array.isArray(value) ? `${value.length} tool(s)` : 'a value',
+    });
+  },
+};
+
+/** What {@link axMCPChat} accepts as the request; checked once per call. */
+const CHAT_REQUEST = object(
+  { ...CHAT_REQUEST_KEYS, tools: NO_TOOLS },
+  {
+    expected: 'a chat request { messages, … }',
+    aliases: { abortSignal: 'signal', tool_choice: 'toolChoice' },
+  },
+);
 
 /** The outcome of {@link axMCPChat}. */
 export interface AxMCPChatResult {
@@ -66,29 +124,29 @@ export async function axMCPChat(
   request: Omit<AxAIChatRequest, 'tools'>,
   options: AxMCPChatOptions = {},
 ): Promise<AxMCPChatResult> {
-  if (!isAIService(ai)) throw new AxProgramError('invalid_options', 'axMCPChat needs an AI service');
-  if (!Array.isArray(request?.messages))
-    throw new AxProgramError('invalid_options', 'The request needs messages');
-  if ((request as AxAIChatRequest).tools?.length) {
-    throw new AxProgramError(
-      'invalid_options',
-      'axMCPChat takes tools from mcp and functions, not request.tools',
-    );
-  }
-  const functions = checkFunctions(options.functions);
-  const entries = checkContextEntries(options.mcpContext);
+  checkService(ai, 'axMCPChat');
+  assertProgramOptions(CHAT_REQUEST, request, 'axMCPChat request');
+  assertProgramOptions(CHAT_OPTIONS, options, 'axMCPChat options');
+  const functions = functionList(options.functions);
   const link = linkAbort(request.signal);
   try {
     const context = runContext(options.mcp, options.mcpParent, options.mcpInheritance);
     const tools = new AxToolsetBuilder(context, functions, options.mcpToolNames ?? 'bare');
     const messages = [...request.messages];
-    const contextMessage = await resolveContextEntries(entries, context, link.signal);
+    const contextMessage = await resolveContextEntries(options.mcpContext, context, link.signal, 'axMCPChat');
     if (contextMessage) {
       const firstOther = messages.findIndex((message) => message.role !== 'system');
       const at = firstOther < 0 ? messages.length : firstOther;
       messages.splice(at, 0, { role: 'system', content: UNTRUSTED_CONTENT_RULE }, contextMessage);
     }
-    const { signal: _signal, messages: _messages, toolChoice, responseFormat, ...settings } = request;
+    const {
+      signal: _signal,
+      messages: _messages,
+      tools: _tools,
+      toolChoice,
+      responseFormat,
+      ...settings
+    } = request as AxAIChatRequest;
     const result = await runToolLoop({
       ai,
       context,

@@ -1,7 +1,9 @@
 import {
   type AxOptionsIssue,
   type AxOptionsProblem,
+  describeIssues,
   findOptionsProblem,
+  kindOf,
   type Shape,
 } from '../options/check.js';
 
@@ -86,6 +88,27 @@ export class AxProgramOptionsError extends AxProgramError {
 export function assertProgramOptions(schema: Shape, value: unknown, label: string): void {
   const problem = findOptionsProblem(schema, value, label);
   if (problem) throw new AxProgramOptionsError(problem);
+}
+
+/**
+ * An {@link AxProgramOptionsError} for a rule beyond shapes (a unique name, a known
+ * namespace, an input field): `issue` says where and what; `message`, when given, replaces
+ * the words generated from it.
+ */
+export function programOptionsError(
+  label: string,
+  issue: AxOptionsIssue,
+  message?: string,
+): AxProgramOptionsError {
+  return new AxProgramOptionsError({
+    issues: [issue],
+    message: `${label}: ${message ?? describeIssues([issue])}`,
+  });
+}
+
+/** A short string of the user's as an issue shows it (`'docs'`), otherwise only its kind. */
+export function shownValue(value: unknown): string {
+  return typeof value === 'string' && value.length <= 40 ? `'${value}'` : kindOf(value);
 }
 
 /** A malformed signature; `position` is the 0-based offset of the problem in the text. */

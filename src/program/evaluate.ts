@@ -3,9 +3,17 @@
  * many times, so MCP comes from recordings by default: a client with a live server behind it
  * stops the evaluation before anything is sent, unless `evaluationMode: 'live'` asks for it.
  */
+import { ABORT_SIGNAL, ANY_OBJECT, listOf } from '../ai/shapes.js';
 import type { AxAIService } from '../ai/types.js';
-import { AxProgramError } from './errors.js';
-import { type AxMCPClients, type AxMCPEvaluationMode, AxMCPExecutionContext } from './mcp-context.js';
+import { anything, func, kindOf, number, object, oneOf, required } from '../options/check.js';
+import { AxProgramError, assertProgramOptions, programOptionsError } from './errors.js';
+import {
+  type AxMCPClients,
+  type AxMCPEvaluationMode,
+  AxMCPExecutionContext,
+  MCP_CLIENTS,
+} from './mcp-context.js';
+import { checkService } from './shapes.js';
 
 /** A program as evaluation runs it: `ax()`, `agent()`, a flow, or anything with that `forward`. */
 export interface AxEvaluableProgram<In, Out> {
@@ -45,6 +53,32 @@ export interface AxEvaluateOptions<In, Out> {
   abortSignal?: AbortSignal;
 }
 
+const EXAMPLE = object(
+  { input: required(anything()), expected: ANY_OBJECT },
+  {
+    expected: 'an example { input, expected? }',
+    aliases: { inputs: 'input', output: 'expected', outputs: 'expected' },
+  },
+);
+
+/** What {@link axEvaluate} accepts; checked once per evaluation, before any run. */
+const EVALUATE_OPTIONS = object(
+  {
+    examples: required(listOf(EXAMPLE, 'an array of examples { input, expected? }')),
+    metric: required(func('a function ({ input, output, expected }) => number')),
+    mcp: MCP_CLIENTS,
+    evaluationMode: oneOf('replay', 'live'),
+    concurrency: number({ integer: true, min: 1 }),
+    abortSignal: ABORT_SIGNAL,
+  },
+  {
+    expected: 'an options object { examples, metric, mcp?, evaluationMode?, … }',
+    aliases: { signal: 'abortSignal', mode: 'evaluationMode', dataset: 'examples', score: 'metric' },
+  },
+);
+
+const LABEL = 'axEvaluate options';
+
 /** What {@link axEvaluate} returns: the mean score and every run. */
 export interface AxEvaluationResult<In, Out> {
   /** The mean score over every example (failed runs count as 0). */
@@ -70,14 +104,17 @@ export async function axEvaluate<In, Out>(
   ai: AxAIService,
   options: AxEvaluateOptions<In, Out>,
 ): Promise<AxEvaluationResult<In, Out>> {
+  if (typeof (program as Partial<AxEvaluableProgram<In, Out>> | null)?.forward !== 'function') {
+    throw programOptionsError('axEvaluate', {
+      path: 'program',
+      expected: 'a program with forward() (ax(), agent(), a flow, or your own)',
+      received: kindOf(program),
+    });
+  }
+  checkService(ai, 'axEvaluate');
+  assertProgramOptions(EVALUATE_OPTIONS, options, LABEL);
   const concurrency = options.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new AxProgramError('invalid_options', 'concurrency must be a positive integer');
-  }
   const mode = options.evaluationMode ?? 'replay';
-  if (mode !== 'replay' && mode !== 'live') {
-    throw new AxProgramError('invalid_options', "evaluationMode is 'replay' or 'live'");
-  }
   // Checks the clients given here at once; the program's own are checked when each run starts.
   const root = AxMCPExecutionContext.create(options.mcp, { evaluation: mode });
   const runs: AxEvaluationRun<In, Out>[] = new Array(options.examples.length);
@@ -123,7 +160,15 @@ async function runOne<In, Out>(
   }
   const score = await options.metric({ ...base, output });
   if (typeof score !== 'number' || Number.isNaN(score)) {
-    throw new AxProgramError('invalid_options', `The metric returned ${String(score)}, not a number`);
+    throw programOptionsError(
+      LABEL,
+      {
+        path: 'metric',
+        expected: 'a function that returns a number',
+        received: `one that returned ${kindOf(score)}`,
+      },
+      `metric returned ${kindOf(score)}, not a number`,
+    );
   }
   return { ...base, output, score };
 }

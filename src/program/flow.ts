@@ -5,12 +5,22 @@
  * `mcpInheritance` restricts it. When a node fails the flow aborts its other branches and
  * cancels the MCP tasks every branch still has open.
  */
+import { ABORT_SIGNAL } from '../ai/shapes.js';
 import type { AxAIService } from '../ai/types.js';
 import type { AxEventContext } from '../events/target.js';
+import { func, kindOf, number, object } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
-import { AxProgramError } from './errors.js';
-import type { AxMCPClients, AxMCPExecutionContext, AxMCPInheritance } from './mcp-context.js';
-import { runContext } from './mcp-context.js';
+import { AxProgramError, assertProgramOptions, programOptionsError } from './errors.js';
+import {
+  type AxMCPClients,
+  type AxMCPExecutionContext,
+  type AxMCPInheritance,
+  EXECUTION_CONTEXT,
+  MCP_CLIENTS,
+  MCP_INHERITANCE,
+  runContext,
+} from './mcp-context.js';
+import { checkService, EVENT_CONTEXT } from './shapes.js';
 
 /** Options a flow hands to the programs of its nodes. */
 export interface AxFlowNodeForwardOptions {
@@ -47,6 +57,15 @@ export interface AxFlowNodeOptions {
   mcpInheritance?: AxMCPInheritance;
 }
 
+/** What {@link AxFlow.node} accepts as a node's options; checked once per node. */
+const FLOW_NODE_OPTIONS = object(
+  {
+    input: func('a function (state) => input'),
+    mcpInheritance: MCP_INHERITANCE,
+  },
+  { expected: 'node options { input?, mcpInheritance? }', aliases: { inputs: 'input', map: 'input' } },
+);
+
 /** Options of {@link flow}. */
 export interface AxFlowOptions {
   /** Clients every node inherits (unless restricted). */
@@ -59,6 +78,20 @@ export interface AxFlowOptions {
   onError?: (error: unknown) => void;
 }
 
+/** What {@link flow} accepts; checked once in the constructor. */
+const FLOW_OPTIONS = object(
+  {
+    mcp: MCP_CLIENTS,
+    mcpInheritance: MCP_INHERITANCE,
+    maxConcurrency: number({ integer: true, min: 1 }),
+    onError: func('a function (error) => void'),
+  },
+  {
+    expected: 'an options object { mcp?, mcpInheritance?, maxConcurrency?, onError? }',
+    aliases: { concurrency: 'maxConcurrency', parallelism: 'maxConcurrency', clients: 'mcp' },
+  },
+);
+
 /** Options of one flow run. */
 export interface AxFlowForwardOptions {
   mcp?: AxMCPClients;
@@ -67,6 +100,21 @@ export interface AxFlowForwardOptions {
   abortSignal?: AbortSignal;
   eventContext?: AxEventContext;
 }
+
+/** What {@link AxFlow.forward} accepts; checked once per run. */
+const FLOW_FORWARD_OPTIONS = object(
+  {
+    mcp: MCP_CLIENTS,
+    mcpInheritance: MCP_INHERITANCE,
+    mcpParent: EXECUTION_CONTEXT,
+    abortSignal: ABORT_SIGNAL,
+    eventContext: EVENT_CONTEXT,
+  },
+  {
+    expected: 'run options { abortSignal?, mcp?, mcpInheritance?, mcpParent?, eventContext? }',
+    aliases: { signal: 'abortSignal', clients: 'mcp' },
+  },
+);
 
 interface FlowNode {
   id: string;
@@ -95,10 +143,7 @@ export class AxFlow<Out = Record<string, Record<string, unknown>>> {
   #output: ((state: AxFlowState) => unknown) | undefined;
 
   constructor(options: AxFlowOptions = {}) {
-    const limit = options.maxConcurrency;
-    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1)) {
-      throw new AxProgramError('invalid_options', 'maxConcurrency must be a positive integer');
-    }
+    assertProgramOptions(FLOW_OPTIONS, options, 'flow options');
     runContext(options.mcp, undefined, undefined);
     this.#options = { ...options };
   }
@@ -109,9 +154,15 @@ export class AxFlow<Out = Record<string, Record<string, unknown>>> {
       throw new AxProgramError('invalid_flow', `"${String(id)}" cannot be a node id`);
     }
     if (this.#nodes.has(id)) throw new AxProgramError('invalid_flow', `The node "${id}" is added twice`);
-    if (typeof program?.forward !== 'function') {
-      throw new AxProgramError('invalid_flow', `The node "${id}" needs a program with forward()`);
+    const label = `flow node "${id}"`;
+    if (typeof (program as Partial<AxFlowProgram> | null)?.forward !== 'function') {
+      throw programOptionsError(label, {
+        path: 'program',
+        expected: 'a program with forward() (ax(), agent(), a flow, or your own)',
+        received: kindOf(program),
+      });
     }
+    assertProgramOptions(FLOW_NODE_OPTIONS, options, `${label} options`);
     this.#nodes.set(id, { id, program, options: { ...options }, after: [] });
     return this;
   }
@@ -141,6 +192,8 @@ export class AxFlow<Out = Record<string, Record<string, unknown>>> {
     input: Record<string, unknown>,
     options: AxFlowForwardOptions = {},
   ): Promise<Out> {
+    assertProgramOptions(FLOW_FORWARD_OPTIONS, options, 'flow forward options');
+    checkService(ai, 'flow forward');
     if (this.#nodes.size === 0) throw new AxProgramError('invalid_flow', 'The flow has no nodes');
     const context = runContext(
       options.mcp ?? this.#options.mcp,

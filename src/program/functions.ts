@@ -2,8 +2,10 @@
  * Functions: tools implemented in your own code. MCP servers are attached with `mcp`,
  * never as functions; a client passed here is rejected.
  */
+import { listOf, matching } from '../ai/shapes.js';
 import type { AxAIService } from '../ai/types.js';
 import type { AxEventContext } from '../events/target.js';
+import { anything, func, object, record, required, type Shape, string } from '../options/check.js';
 import { AxProgramError } from './errors.js';
 import { type AxMCPExecutionContext, isMCPClient } from './mcp-context.js';
 
@@ -58,32 +60,60 @@ export class AxFunctionError extends Error {
 /** A provider tool name: letters, digits, `_` and `-`, at most 64. */
 export const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Checks the `functions` option; throws `invalid_options`. */
-export function checkFunctions(functions: readonly AxFunction[] | undefined): readonly AxFunction[] {
+const FUNCTION_WORDS = 'a function definition { name, description, parameters?, func }';
+
+const FUNCTION = object(
+  {
+    name: required(matching(PROVIDER_NAME, 'a name matching [A-Za-z0-9_-]{1,64}')),
+    description: required(string()),
+    parameters: record(anything(), 'a JSON Schema object'),
+    func: required(func('a function (args, context) => result')),
+  },
+  {
+    expected: FUNCTION_WORDS,
+    aliases: {
+      handler: 'func',
+      fn: 'func',
+      run: 'func',
+      execute: 'func',
+      schema: 'parameters',
+      inputSchema: 'parameters',
+      params: 'parameters',
+    },
+  },
+);
+
+/** One function; an MCP client here is named as such (clients go in the `mcp` option). */
+const FUNCTION_OR_CLIENT: Shape = {
+  expected: FUNCTION_WORDS,
+  optional: true,
+  check(value, path, issues) {
+    if (!isMCPClient(value)) return FUNCTION.check(value, path, issues);
+    issues.push({
+      path,
+      expected: `${FUNCTION_WORDS}; attach MCP clients with the mcp option`,
+      received: `the MCP client "${value.namespace.slice(0, 64)}"`,
+    });
+  },
+};
+
+/** The shape of the `functions` option. */
+export const FUNCTIONS: Shape = listOf(
+  FUNCTION_OR_CLIENT,
+  'an array of function definitions { name, description, parameters?, func }',
+);
+
+/**
+ * The `functions` option after its shape was checked ({@link FUNCTIONS}): two functions with
+ * one name throw `tool_name_collision`.
+ */
+export function functionList(functions: readonly AxFunction[] | undefined): readonly AxFunction[] {
   if (functions === undefined) return [];
-  if (!Array.isArray(functions)) throw new AxProgramError('invalid_options', 'functions must be an array');
   const names = new Set<string>();
-  for (const fn of functions as readonly unknown[]) {
-    if (isMCPClient(fn)) {
-      throw new AxProgramError(
-        'invalid_options',
-        `The MCP client "${fn.namespace}" was passed in functions; attach MCP clients with the mcp option`,
-      );
-    }
-    const candidate = fn as Partial<AxFunction> | null;
-    if (typeof candidate !== 'object' || candidate === null || typeof candidate.func !== 'function') {
-      throw new AxProgramError('invalid_options', 'Each function needs name, description and func');
-    }
-    if (typeof candidate.name !== 'string' || !PROVIDER_NAME.test(candidate.name)) {
-      throw new AxProgramError(
-        'invalid_options',
-        `Function name "${String(candidate.name)}" must match [A-Za-z0-9_-]{1,64}`,
-      );
-    }
-    if (names.has(candidate.name)) {
-      throw new AxProgramError('tool_name_collision', `Two functions are named "${candidate.name}"`);
-    }
-    names.add(candidate.name);
+  for (const fn of functions) {
+    if (names.has(fn.name))
+      throw new AxProgramError('tool_name_collision', `Two functions are named "${fn.name}"`);
+    names.add(fn.name);
   }
   return Object.freeze([...functions]);
 }

@@ -2,28 +2,41 @@
  * `ax(signature, options)` / {@link AxGen}: a program that turns typed inputs into typed
  * outputs with a model, calling MCP tools and functions on the way.
  */
-import { type AxAIContentPart, type AxAIService, isAIService } from '../ai/types.js';
+import { ABORT_SIGNAL, listOf } from '../ai/shapes.js';
+import { type AxAIContentPart, type AxAIService, CONTENT_PART } from '../ai/types.js';
 import type { AxEventInputField } from '../events/input.js';
 import type { AxEventContext } from '../events/target.js';
+import { func, number, object, oneOf, string } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
 import { AsyncChannel } from './channel.js';
-import { type AxMCPContextEntry, checkContextEntries, resolveContextEntries } from './context-entries.js';
-import { AxProgramError } from './errors.js';
+import { type AxMCPContextEntry, MCP_CONTEXT, resolveContextEntries } from './context-entries.js';
+import { AxProgramError, assertProgramOptions } from './errors.js';
 import { eventInputFields, readOutputs, validateInputs } from './fields.js';
-import { type AxFunction, checkFunctions } from './functions.js';
+import { type AxFunction, FUNCTIONS, functionList } from './functions.js';
 import { JSONObjectStream } from './json-stream.js';
 import {
   type AxMCPClients,
   type AxMCPExecutionContext,
   type AxMCPInheritance,
+  EXECUTION_CONTEXT,
+  MCP_CLIENTS,
+  MCP_INHERITANCE,
   runContext,
 } from './mcp-context.js';
 import { correctionMessage, inputMessage, outputFormat, systemMessage } from './prompt.js';
+import { checkService, EVENT_CONTEXT } from './shapes.js';
 import { AxSignature } from './signature.js';
 import type { AxSignatureInputs, AxSignatureOutputs } from './signature-types.js';
 import { type AxMCPToolNaming, AxToolsetBuilder } from './tool-bindings.js';
 import type { AxMCPProgramEvent } from './tool-calls.js';
-import { type AxModelSettings, DEFAULT_MAX_STEPS, modelSettings, runToolLoop } from './tool-loop.js';
+import {
+  type AxModelSettings,
+  DEFAULT_MAX_STEPS,
+  MAX_STEPS,
+  MODEL_SETTINGS_KEYS,
+  modelSettings,
+  runToolLoop,
+} from './tool-loop.js';
 
 /** Options of {@link ax} and {@link AxGen}. */
 export interface AxGenOptions extends AxModelSettings {
@@ -45,6 +58,40 @@ export interface AxGenOptions extends AxModelSettings {
   maxCorrections?: number;
 }
 
+/** Names users reach for, in the options of programs and of their runs. */
+const RUN_ALIASES = {
+  maxTurns: 'maxSteps',
+  steps: 'maxSteps',
+  context: 'mcpContext',
+  inheritance: 'mcpInheritance',
+  clients: 'mcp',
+} as const;
+
+/** What {@link AxGen} accepts; checked once in the constructor. */
+const GEN_OPTIONS = object(
+  {
+    ...MODEL_SETTINGS_KEYS,
+    mcp: MCP_CLIENTS,
+    functions: FUNCTIONS,
+    instructions: string(),
+    mcpContext: MCP_CONTEXT,
+    mcpInheritance: MCP_INHERITANCE,
+    mcpToolNames: oneOf('bare', 'namespaced'),
+    maxSteps: MAX_STEPS,
+    maxCorrections: number({ integer: true, min: 0 }),
+  },
+  {
+    expected: 'an options object { mcp?, functions?, instructions?, mcpContext?, … }',
+    aliases: {
+      ...RUN_ALIASES,
+      system: 'instructions',
+      systemPrompt: 'instructions',
+      prompt: 'instructions',
+      toolNames: 'mcpToolNames',
+    },
+  },
+);
+
 /** Options of one run. Where they overlap with {@link AxGenOptions}, these win. */
 export interface AxGenForwardOptions extends AxModelSettings {
   mcp?: AxMCPClients;
@@ -65,6 +112,26 @@ export interface AxGenForwardOptions extends AxModelSettings {
   attachments?: readonly AxAIContentPart[];
 }
 
+/** What {@link AxGen.forward} and {@link AxGen.streamingForward} accept; checked once per run. */
+const GEN_FORWARD_OPTIONS = object(
+  {
+    ...MODEL_SETTINGS_KEYS,
+    mcp: MCP_CLIENTS,
+    mcpContext: MCP_CONTEXT,
+    mcpInheritance: MCP_INHERITANCE,
+    mcpParent: EXECUTION_CONTEXT,
+    abortSignal: ABORT_SIGNAL,
+    maxSteps: MAX_STEPS,
+    eventContext: EVENT_CONTEXT,
+    onMCPEvent: func('a function (event) => void'),
+    attachments: listOf(CONTENT_PART, 'an array of content parts { type, … }'),
+  },
+  {
+    expected: 'run options { abortSignal?, mcp?, mcpContext?, maxSteps?, … }',
+    aliases: { ...RUN_ALIASES, signal: 'abortSignal' },
+  },
+);
+
 /** What {@link AxGen.streamingForward} yields: outputs and MCP events on separate channels. */
 export type AxGenStreamChunk<Out> =
   | { channel: 'output'; type: 'delta'; delta: Partial<Out> }
@@ -72,6 +139,12 @@ export type AxGenStreamChunk<Out> =
   | { channel: 'output'; type: 'retry'; problems: string[] }
   | { channel: 'output'; type: 'final'; output: Out }
   | { channel: 'mcp'; event: AxMCPProgramEvent };
+
+/** The arguments of one run, checked before anything is sent. */
+function checkRun(ai: unknown, options: AxGenForwardOptions): void {
+  assertProgramOptions(GEN_FORWARD_OPTIONS, options, 'AxGen forward options');
+  checkService(ai, 'AxGen forward');
+}
 
 interface RunHooks {
   streaming: boolean;
@@ -101,8 +174,8 @@ export class AxGen<
 
   constructor(signature: string | AxSignature, options: AxGenOptions = {}) {
     this.signature = signature instanceof AxSignature ? signature : new AxSignature(signature);
-    this.#functions = checkFunctions(options.functions);
-    checkContextEntries(options.mcpContext);
+    assertProgramOptions(GEN_OPTIONS, options, 'AxGen options');
+    this.#functions = functionList(options.functions);
     runContext(options.mcp, undefined, undefined); // rejects duplicate namespaces now
     this.#options = { ...options };
   }
@@ -114,6 +187,7 @@ export class AxGen<
 
   /** Runs the program: the tool loop until the model gives outputs that match the signature. */
   async forward(ai: AxAIService, inputs: In, options: AxGenForwardOptions = {}): Promise<Out> {
+    checkRun(ai, options);
     return this.#run(ai, inputs, options, { streaming: false, emit: (event) => options.onMCPEvent?.(event) });
   }
 
@@ -127,6 +201,7 @@ export class AxGen<
     inputs: In,
     options: AxGenForwardOptions = {},
   ): AsyncGenerator<AxGenStreamChunk<Out>, void, undefined> {
+    checkRun(ai, options);
     const channel = new AsyncChannel<AxGenStreamChunk<Out>>();
     const stop = new AbortController();
     const names = new Set(this.signature.outputs.map((field) => field.name));
@@ -181,8 +256,6 @@ export class AxGen<
   }
 
   async #run(ai: AxAIService, inputs: In, options: AxGenForwardOptions, hooks: RunHooks): Promise<Out> {
-    if (!isAIService(ai))
-      throw new AxProgramError('invalid_options', 'forward needs an AI service as its first argument');
     const defaults = this.#options;
     const values = validateInputs(this.signature.inputs, inputs);
     const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal);
@@ -192,11 +265,15 @@ export class AxGen<
         options.mcpParent,
         options.mcpInheritance ?? defaults.mcpInheritance,
       );
-      const entries = checkContextEntries(options.mcpContext ?? defaults.mcpContext);
       const structured = ai.capabilities.structuredOutputs;
       const tools = new AxToolsetBuilder(context, this.#functions, defaults.mcpToolNames ?? 'bare');
       const hasTools = this.#functions.length > 0 || context.clients.length > 0;
-      const contextMessage = await resolveContextEntries(entries, context, link.signal);
+      const contextMessage = await resolveContextEntries(
+        options.mcpContext ?? defaults.mcpContext,
+        context,
+        link.signal,
+        'AxGen run',
+      );
       const messages = [
         systemMessage(this.signature, defaults.instructions, { structured, hasTools }),
         ...(contextMessage ? [contextMessage] : []),

@@ -59,7 +59,7 @@ export {
 export { UNTRUSTED_CONTENT_RULE } from './prompt.js';
 export { type AxField, type AxFieldType, AxSignature } from './signature.js';
 export type { AxSignatureInputs, AxSignatureOutputs } from './signature-types.js';
-export { toFunction } from './to-function.js';
+export { type AxToFunctionOptions, toFunction } from './to-function.js';
 export {
   type AxFunctionBinding,
   type AxMCPToolBinding,

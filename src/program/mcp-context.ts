@@ -3,9 +3,11 @@
  * per context tree, what nested programs inherit (`mcpInheritance`), and the tasks its
  * tool calls created, so a failed branch can cancel them.
  */
+import { satisfies } from '../ai/shapes.js';
 import type { AxMCPClient } from '../client/client.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
-import { AxProgramError } from './errors.js';
+import { kindOf, object, oneOf, type Shape, string } from '../options/check.js';
+import { AxProgramError, assertProgramOptions } from './errors.js';
 
 /**
  * What programs use of an MCP client. {@link AxMCPClient} satisfies it; programs only call
@@ -34,12 +36,59 @@ export type AxMCPEvaluationMode = 'replay' | 'live';
 /** One client or several: the `mcp` option. */
 export type AxMCPClients = AxProgramMCPClient | readonly AxProgramMCPClient[];
 
+/** The shape of one MCP client. */
+export const MCP_CLIENT: Shape = satisfies('an MCP client (AxMCPClient)', (value) => isMCPClient(value));
+
+/** The shape of {@link AxMCPClients}: `mcp[1]` names a bad item of a list. */
+export const MCP_CLIENTS: Shape = {
+  expected: 'an MCP client (AxMCPClient) or an array of them',
+  optional: true,
+  check(value, path, issues) {
+    if (!Array.isArray(value)) return MCP_CLIENT.check(value, path, issues);
+    value.forEach((client, index) => {
+      MCP_CLIENT.check(client, `${path}[${index}]`, issues);
+    });
+  },
+};
+
 /**
  * What a nested program inherits from its parent's context: `'all'` (default), `'none'`,
  * or an allowlist of namespaces (an empty list inherits nothing). Unknown or repeated
  * namespaces are errors.
  */
 export type AxMCPInheritance = 'all' | 'none' | readonly string[];
+
+const INHERITANCE_MODES = oneOf('all', 'none');
+const INHERITANCE_WORDS = "'all', 'none' or an array of namespaces";
+const NAMESPACE = string({ nonEmpty: true });
+
+/**
+ * The shape of {@link AxMCPInheritance} (a misspelled mode gets a suggestion). Unknown and
+ * repeated namespaces are rules of the parent context (`invalid_inheritance`), checked per run.
+ */
+export const MCP_INHERITANCE: Shape = {
+  expected: INHERITANCE_WORDS,
+  optional: true,
+  check(value, path, issues) {
+    if (typeof value === 'string') return INHERITANCE_MODES.check(value, path, issues);
+    if (!Array.isArray(value)) {
+      issues.push({ path: path || '(options)', expected: INHERITANCE_WORDS, received: kindOf(value) });
+      return;
+    }
+    value.forEach((namespace, index) => {
+      NAMESPACE.check(namespace, `${path}[${index}]`, issues);
+    });
+  },
+};
+
+/** The shape of `mcpParent`: the context a parent program, flow or function passes. */
+export const EXECUTION_CONTEXT: Shape = satisfies(
+  'an AxMCPExecutionContext (from a parent program, flow or function context)',
+  (value) => value instanceof AxMCPExecutionContext,
+);
+
+const CLIENTS_ARGUMENT = object({ mcp: MCP_CLIENTS });
+const INHERITANCE_ARGUMENT = object({ mcpInheritance: MCP_INHERITANCE });
 
 interface TrackedTask {
   client: AxProgramMCPClient;
@@ -113,6 +162,11 @@ export class AxMCPExecutionContext {
    * one namespace throw `duplicate_namespace`.
    */
   derive(inheritance: AxMCPInheritance = 'all', own?: AxMCPClients): AxMCPExecutionContext {
+    assertProgramOptions(
+      INHERITANCE_ARGUMENT,
+      { mcpInheritance: inheritance },
+      'AxMCPExecutionContext.derive',
+    );
     const inherited = this.#select(inheritance);
     return new AxMCPExecutionContext([...inherited, ...clientList(own)], this.#memo, this, this.#evaluation);
   }
@@ -178,18 +232,9 @@ export class AxMCPExecutionContext {
   #select(inheritance: AxMCPInheritance): AxProgramMCPClient[] {
     if (inheritance === 'all') return [...this.#clients];
     if (inheritance === 'none') return [];
-    if (!Array.isArray(inheritance)) {
-      throw new AxProgramError(
-        'invalid_inheritance',
-        "mcpInheritance is 'all', 'none' or a list of namespaces",
-      );
-    }
     const seen = new Set<string>();
     const selected: AxProgramMCPClient[] = [];
-    for (const namespace of inheritance) {
-      if (typeof namespace !== 'string') {
-        throw new AxProgramError('invalid_inheritance', 'mcpInheritance lists namespaces (strings)');
-      }
+    for (const namespace of inheritance as readonly string[]) {
       if (seen.has(namespace)) {
         throw new AxProgramError('invalid_inheritance', `mcpInheritance names "${namespace}" twice`);
       }
@@ -208,16 +253,11 @@ export class AxMCPExecutionContext {
   }
 }
 
-/** The `mcp` option as a list; a value that is not a client throws `invalid_options`. */
+/** The `mcp` option as a list; a value that is not a client throws `invalid_options` (path `mcp[1]`). */
 export function clientList(clients: AxMCPClients | undefined): AxProgramMCPClient[] {
   if (clients === undefined) return [];
-  const list: readonly unknown[] = Array.isArray(clients) ? clients : [clients];
-  for (const client of list) {
-    if (!isMCPClient(client)) {
-      throw new AxProgramError('invalid_options', 'mcp takes MCP clients (AxMCPClient), one or an array');
-    }
-  }
-  return [...(list as AxProgramMCPClient[])];
+  assertProgramOptions(CLIENTS_ARGUMENT, { mcp: clients }, 'AxMCPExecutionContext');
+  return Array.isArray(clients) ? [...clients] : [clients as AxProgramMCPClient];
 }
 
 /** Whether a value looks like an MCP client. */
@@ -248,9 +288,13 @@ function indexClients(clients: readonly AxProgramMCPClient[]): Map<string, AxPro
 }
 
 /**
- * The context of one program run: the parent's (or an empty root's) clients filtered by
- * `inheritance`, plus the program's own clients.
+ * In an evaluation that replays recordings, a client with a live server behind it throws
+ * `live_mcp_in_evaluation` (also one an `mcpContext` entry names that is not attached).
  */
+export function refuseLiveIn(context: AxMCPExecutionContext, client: AxProgramMCPClient): void {
+  if (context.evaluation === 'replay') refuseLive(client);
+}
+
 function refuseLive(client: AxProgramMCPClient): void {
   if (client.replaysRecording === true) return;
   throw new AxProgramError(
@@ -261,13 +305,14 @@ function refuseLive(client: AxProgramMCPClient): void {
   );
 }
 
+/**
+ * The context of one program run: the parent's (or an empty root's) clients filtered by
+ * `inheritance`, plus the program's own clients. Callers have checked `mcpParent`'s shape.
+ */
 export function runContext(
   own: AxMCPClients | undefined,
   parent: AxMCPExecutionContext | undefined,
   inheritance: AxMCPInheritance | undefined,
 ): AxMCPExecutionContext {
-  if (parent !== undefined && !(parent instanceof AxMCPExecutionContext)) {
-    throw new AxProgramError('invalid_options', 'mcpParent must be an AxMCPExecutionContext');
-  }
   return (parent ?? AxMCPExecutionContext.create()).derive(inheritance ?? 'all', own);
 }

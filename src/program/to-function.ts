@@ -13,10 +13,28 @@
  * tasks and cancellation apply.
  */
 import { resultParts } from '../ai/mcp-content.js';
-import { AxProgramError } from './errors.js';
+import { ABORT_SIGNAL } from '../ai/shapes.js';
+import { nearest, object, required, string } from '../options/check.js';
+import { assertProgramOptions, programOptionsError, shownValue } from './errors.js';
 import { type AxFunction, AxFunctionError } from './functions.js';
-import type { AxProgramMCPClient } from './mcp-context.js';
+import { type AxProgramMCPClient, MCP_CLIENT } from './mcp-context.js';
 import { providerName } from './tool-bindings.js';
+
+/** Options of {@link toFunction}. */
+export interface AxToFunctionOptions {
+  /** Aborts reading the catalog. */
+  signal?: AbortSignal;
+}
+
+/** The arguments of {@link toFunction}; checked once per adapted tool, before the catalog is read. */
+const TO_FUNCTION_ARGUMENTS = object({
+  client: required(MCP_CLIENT),
+  tool: required(string({ nonEmpty: true })),
+  options: object(
+    { signal: ABORT_SIGNAL },
+    { expected: 'an options object { signal? }', aliases: { abortSignal: 'signal' } },
+  ),
+});
 
 const NO_MEDIA = { image: false, audio: false, file: false } as const;
 
@@ -24,14 +42,23 @@ const NO_MEDIA = { image: false, audio: false, file: false } as const;
 export async function toFunction(
   client: AxProgramMCPClient,
   tool: string,
-  options: { signal?: AbortSignal } = {},
+  options: AxToFunctionOptions = {},
 ): Promise<AxFunction> {
+  assertProgramOptions(TO_FUNCTION_ARGUMENTS, { client, tool, options }, 'toFunction');
   const catalog = await client.inspectCatalog(options.signal ? { signal: options.signal } : {});
   const definition = catalog.tools.find((candidate) => candidate.name === tool);
   if (!definition) {
-    throw new AxProgramError(
-      'invalid_options',
-      `The server "${client.namespace}" has no tool named "${tool}"`,
+    const names = catalog.tools.map((candidate) => candidate.name);
+    const near = nearest(tool, names);
+    throw programOptionsError(
+      'toFunction',
+      {
+        path: 'tool',
+        expected: `a tool of the server "${client.namespace}"`,
+        received: shownValue(tool),
+        ...(near === undefined ? {} : { suggestion: `'${near}'` }),
+      },
+      `The server "${client.namespace}" has no tool named "${tool}"${near === undefined ? '' : ` (did you mean '${near}'?)`}`,
     );
   }
   const componentId = `mcp:${client.namespace}:${tool}`;

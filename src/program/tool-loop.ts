@@ -11,6 +11,7 @@ import type {
   AxAIToolChoice,
   AxAIUsage,
 } from '../ai/types.js';
+import { number, string } from '../options/check.js';
 import { AxProgramError } from './errors.js';
 import type { AxToolsetBuilder } from './tool-bindings.js';
 import { runToolCalls, type ToolCallEnvironment } from './tool-calls.js';
@@ -21,6 +22,16 @@ export interface AxModelSettings {
   temperature?: number;
   maxTokens?: number;
 }
+
+/** The keys of {@link AxModelSettings} and their shapes, for the options schemas that extend it. */
+export const MODEL_SETTINGS_KEYS = {
+  model: string({ nonEmpty: true }),
+  temperature: number({ min: 0 }),
+  maxTokens: number({ integer: true, min: 1 }),
+} as const;
+
+/** `maxSteps` of programs and chats. */
+export const MAX_STEPS = number({ integer: true, min: 1 });
 
 /** The settings of one run: those given to the run win over the program's defaults. */
 export function modelSettings(defaults: AxModelSettings, options: AxModelSettings): AxModelSettings {
@@ -67,11 +78,8 @@ export interface ToolLoopResult {
 /** Default bound on model calls per run. */
 export const DEFAULT_MAX_STEPS = 10;
 
-/** Runs the loop; an abort ends it with `AxProgramError('aborted')`. */
+/** Runs the loop (`maxSteps` was checked with the options); an abort ends it with `AxProgramError('aborted')`. */
 export async function runToolLoop(run: ToolLoopRun): Promise<ToolLoopResult> {
-  if (!Number.isSafeInteger(run.maxSteps) || run.maxSteps < 1) {
-    throw new AxProgramError('invalid_options', 'maxSteps must be a positive integer');
-  }
   let usage: AxAIUsage | undefined;
   try {
     for (let step = 1; step <= run.maxSteps; step++) {

@@ -124,7 +124,9 @@ function callableLines(input: ActorPromptInput): string[] {
       `- mcp.${ns.namespace}${server}: ${ns.tools} tools, ${ns.prompts} prompts, ${ns.resources} resources, ` +
         `${ns.resourceTemplates} resource templates`,
       `  mcp.${ns.namespace}.prompts.list() / .get(name, args); mcp.${ns.namespace}.resources.list() / .templates() / ` +
-        `.read(uri) / .subscribe(uri) / .unsubscribe(uri); mcp.${ns.namespace}.tasks.get(id) / .cancel(id); ` +
+        `.read(uri) / .subscribe(uri) / .unsubscribe(uri); mcp.${ns.namespace}.tasks.get(id) / .cancel(id) / ` +
+        `.update(id, inputResponses) (2026-07-28 servers: answers a task's inputRequests by key) / .list(cursor?) / ` +
+        `.result(id) (2025-11-25 servers; a 2026-07-28 server rejects them with error.code "unsupported"); ` +
         `mcp.${ns.namespace}.complete(ref, argument, context?)`,
     );
     if (!input.discovery) {

@@ -3,31 +3,43 @@
  * JavaScript steps that run in a QuickJS sandbox where MCP is reachable only through
  * `mcp.<namespace>.…`; a responder then turns the evidence into the signature's outputs.
  */
-import { type AxAIContentPart, type AxAIService, isAIService } from '../../ai/types.js';
+import { ABORT_SIGNAL, listOf, matching, satisfies } from '../../ai/shapes.js';
+import { AI_SERVICE, type AxAIContentPart, type AxAIService } from '../../ai/types.js';
 import type { AxEventInputField } from '../../events/input.js';
 import type { AxEventContext } from '../../events/target.js';
+import { anyOf, array, boolean, func, number, object, string } from '../../options/check.js';
 import { linkAbort } from '../../protocol/abort.js';
 import { AsyncChannel } from '../channel.js';
-import { AxProgramError } from '../errors.js';
+import { AxProgramError, assertProgramOptions, programOptionsError, shownValue } from '../errors.js';
 import { eventInputFields, validateInputs } from '../fields.js';
-import { type AxFunction, checkFunctions } from '../functions.js';
+import { type AxFunction, FUNCTIONS, functionList } from '../functions.js';
 import type { AxGenStreamChunk } from '../gen.js';
 import {
   type AxMCPClients,
   AxMCPExecutionContext,
   type AxMCPInheritance,
   type AxProgramMCPClient,
+  EXECUTION_CONTEXT,
+  MCP_CLIENTS,
+  MCP_INHERITANCE,
   runContext,
 } from '../mcp-context.js';
+import { checkService, EVENT_CONTEXT } from '../shapes.js';
 import { AxSignature } from '../signature.js';
 import type { AxSignatureInputs, AxSignatureOutputs } from '../signature-types.js';
 import type { AxMCPProgramEvent } from '../tool-calls.js';
-import { type AxModelSettings, modelSettings } from '../tool-loop.js';
+import { type AxModelSettings, MODEL_SETTINGS_KEYS, modelSettings } from '../tool-loop.js';
 import { type AxAgentEvent, runActor } from './actor.js';
 import { type AgentCallable, CallableIndex } from './callables.js';
 import { AgentHost } from './host-api.js';
 import { EVIDENCE_FIELD, responderInputs, responderMedia, responderProgram } from './responder.js';
-import { type AxAgentSandboxLimits, DEFAULT_LIMITS, type SandboxLimits, SandboxSession } from './sandbox.js';
+import {
+  type AxAgentSandboxLimits,
+  DEFAULT_LIMITS,
+  SANDBOX_LIMITS,
+  type SandboxLimits,
+  SandboxSession,
+} from './sandbox.js';
 import {
   AgentLedger,
   type AxAgentActionLogEntry,
@@ -53,7 +65,10 @@ export interface AxAgentOptions extends AxModelSettings {
   mcp?: AxMCPClients;
   /** What it inherits from a parent's context (default `'all'`). */
   mcpInheritance?: AxMCPInheritance;
-  /** List only namespaces and let the actor `discover(query)` callables (default off). */
+  /**
+   * List only namespaces and let the actor `discover(query)` callables (default off);
+   * `maxResults` bounds one search (default 8, at most 50).
+   */
   functionDiscovery?: boolean | { maxResults?: number };
   /** Child agents, callable as `agents.<name>(inputs)`. */
   agents?: readonly AxAgent[];
@@ -73,6 +88,58 @@ export interface AxAgentOptions extends AxModelSettings {
   onError?: (error: unknown) => void;
 }
 
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** Names users reach for, in the options of agents and of their runs. */
+const RUN_ALIASES = {
+  maxSteps: 'maxTurns',
+  turns: 'maxTurns',
+  inheritance: 'mcpInheritance',
+  clients: 'mcp',
+} as const;
+
+/** What {@link AxAgent} accepts; checked once in the constructor. */
+const AGENT_OPTIONS = object(
+  {
+    ...MODEL_SETTINGS_KEYS,
+    ai: AI_SERVICE,
+    name: matching(NAME, `a name matching ${NAME.source}`),
+    description: string(),
+    id: string({ nonEmpty: true }),
+    mcp: MCP_CLIENTS,
+    mcpInheritance: MCP_INHERITANCE,
+    functionDiscovery: anyOf(
+      boolean(),
+      object(
+        { maxResults: number({ integer: true, min: 1, max: 50 }) },
+        { expected: 'an object { maxResults? }' },
+      ),
+    ),
+    agents: listOf(
+      satisfies('an agent created with agent()', (value) => value instanceof AxAgent),
+      'an array of agents created with agent()',
+    ),
+    functions: FUNCTIONS,
+    contextFields: array(string({ nonEmpty: true })),
+    maxTurns: number({ integer: true, min: 1 }),
+    instructions: string(),
+    limits: SANDBOX_LIMITS,
+    maxCorrections: number({ integer: true, min: 0 }),
+    onError: func('a function (error) => void'),
+  },
+  {
+    expected: 'an options object { mcp?, functions?, agents?, maxTurns?, … }',
+    aliases: {
+      ...RUN_ALIASES,
+      discovery: 'functionDiscovery',
+      children: 'agents',
+      subAgents: 'agents',
+      system: 'instructions',
+      sandbox: 'limits',
+    },
+  },
+);
+
 /** Options of one run. Where they overlap with {@link AxAgentOptions}, these win. */
 export interface AxAgentForwardOptions extends AxModelSettings {
   mcp?: AxMCPClients;
@@ -86,6 +153,28 @@ export interface AxAgentForwardOptions extends AxModelSettings {
   onMCPEvent?: (event: AxMCPProgramEvent) => void;
   onAgentEvent?: (event: AxAgentEvent) => void;
 }
+
+/** What {@link AxAgent.forward} and {@link AxAgent.streamingForward} accept; checked once per run. */
+const AGENT_FORWARD_OPTIONS = object(
+  {
+    ...MODEL_SETTINGS_KEYS,
+    mcp: MCP_CLIENTS,
+    mcpInheritance: MCP_INHERITANCE,
+    mcpParent: EXECUTION_CONTEXT,
+    abortSignal: ABORT_SIGNAL,
+    maxTurns: number({ integer: true, min: 1 }),
+    eventContext: EVENT_CONTEXT,
+    onMCPEvent: func('a function (event) => void'),
+    onAgentEvent: func('a function (event) => void'),
+  },
+  {
+    expected: 'run options { abortSignal?, mcp?, maxTurns?, … }',
+    aliases: { ...RUN_ALIASES, signal: 'abortSignal' },
+  },
+);
+
+const LABEL = 'AxAgent options';
+const FORWARD_LABEL = 'AxAgent forward options';
 
 /** What a run parked on a clarification returns when the event runtime runs it. */
 export interface AxAgentParked {
@@ -109,8 +198,6 @@ export class AxAgentClarificationError extends AxProgramError {
     this.runId = runId;
   }
 }
-
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 interface RunHooks {
   emitAgent: (event: AxAgentEvent) => void;
@@ -156,24 +243,23 @@ export class AxAgent<
 
   constructor(signature: string | AxSignature, options: AxAgentOptions = {}) {
     this.signature = signature instanceof AxSignature ? signature : new AxSignature(signature);
-    if (options.name !== undefined && !NAME.test(options.name)) {
-      throw new AxProgramError('invalid_options', `Agent name "${options.name}" must match ${NAME.source}`);
-    }
+    assertProgramOptions(AGENT_OPTIONS, options, LABEL);
     this.name = options.name;
     this.description = options.description;
     this.id = options.id ?? options.name ?? crypto.randomUUID();
-    this.#functions = checkFunctions(options.functions);
+    this.#functions = functionList(options.functions);
     this.#agents = childIndex(options.agents, this);
-    const inputNames = new Set(this.signature.inputs.map((field) => field.name));
-    for (const field of options.contextFields ?? []) {
-      if (!inputNames.has(field))
-        throw new AxProgramError('invalid_options', `contextFields names "${field}", not an input`);
-    }
+    const inputNames = this.signature.inputs.map((field) => field.name);
+    (options.contextFields ?? []).forEach((field, index) => {
+      if (inputNames.includes(field)) return;
+      throw programOptionsError(LABEL, {
+        path: `contextFields[${index}]`,
+        expected: `the name of an input field (${inputNames.join(', ')})`,
+        received: shownValue(field),
+      });
+    });
     this.#contextFields = new Set(options.contextFields ?? []);
     this.#limits = resolveLimits(options.limits);
-    if (options.maxTurns !== undefined) checkTurns(options.maxTurns);
-    if (options.ai !== undefined && !isAIService(options.ai))
-      throw new AxProgramError('invalid_options', 'ai must be an AI service');
     runContext(options.mcp, undefined, undefined);
     this.#responder = responderProgram(
       this.signature,
@@ -206,6 +292,11 @@ export class AxAgent<
     inputs: In,
     options: AxAgentForwardOptions = {},
   ): Promise<Out | AxAgentParked> {
+    try {
+      assertProgramOptions(AGENT_FORWARD_OPTIONS, options, FORWARD_LABEL);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#run(ai, inputs, options, {
       emitAgent: (event) => options.onAgentEvent?.(event),
       emitMCP: (event) => options.onMCPEvent?.(event),
@@ -218,6 +309,7 @@ export class AxAgent<
     inputs: In,
     options: AxAgentForwardOptions = {},
   ): AsyncGenerator<AxAgentStreamChunk<Out>, void, undefined> {
+    assertProgramOptions(AGENT_FORWARD_OPTIONS, options, FORWARD_LABEL);
     const channel = new AsyncChannel<AxAgentStreamChunk<Out>>();
     const stop = new AbortController();
     const link = linkAbort(options.abortSignal, stop.signal);
@@ -308,10 +400,9 @@ export class AxAgent<
   ): Promise<Out | AxAgentParked> {
     if (this.#closed) throw new AxProgramError('closed', 'The agent is closed');
     const service = ai ?? this.#options.ai;
-    if (!isAIService(service)) throw new AxProgramError('invalid_options', 'forward needs an AI service');
+    checkService(service, "AxAgent forward (or the agent's ai option)");
     const defaults = this.#options;
     const maxTurns = options.maxTurns ?? defaults.maxTurns ?? 8;
-    checkTurns(maxTurns);
     const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal, this.#stop.signal);
     const signal = link.signal;
     let session: SandboxSession | undefined;
@@ -480,20 +571,27 @@ export class AxAgent<
 
 function childIndex(agents: readonly AxAgent[] | undefined, self: AxAgent): ReadonlyMap<string, AxAgent> {
   const index = new Map<string, AxAgent>();
-  if (agents === undefined) return index;
-  if (!Array.isArray(agents))
-    throw new AxProgramError('invalid_options', 'agents must be an array of agents');
-  for (const child of agents as readonly unknown[]) {
-    if (!(child instanceof AxAgent) || child === self) {
-      throw new AxProgramError('invalid_options', 'agents takes other agents created with agent()');
+  (agents ?? []).forEach((child, at) => {
+    const path = `agents[${at}]`;
+    if (child === self) {
+      throw programOptionsError(LABEL, { path, expected: 'another agent', received: 'the agent itself' });
     }
     if (!child.name || !child.description) {
-      throw new AxProgramError('invalid_options', 'A child agent needs a name and a description');
+      throw programOptionsError(
+        LABEL,
+        { path, expected: 'an agent with a name and a description', received: 'an agent without them' },
+        `${path}: a child agent needs a name and a description (its parent's actor calls it by name)`,
+      );
     }
-    if (index.has(child.name))
-      throw new AxProgramError('invalid_options', `Two child agents are named "${child.name}"`);
+    if (index.has(child.name)) {
+      throw programOptionsError(LABEL, {
+        path: `${path}.name`,
+        expected: 'a name no other child agent has',
+        received: shownValue(child.name),
+      });
+    }
     index.set(child.name, child);
-  }
+  });
   return index;
 }
 
@@ -506,28 +604,16 @@ function childInfo(child: AxAgent) {
   };
 }
 
+/** The limits with defaults (their shapes were checked with the options). */
 function resolveLimits(limits: AxAgentSandboxLimits | undefined): SandboxLimits {
-  const resolved = { ...DEFAULT_LIMITS, ...limits };
-  for (const [key, value] of Object.entries(resolved)) {
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new AxProgramError('invalid_options', `limits.${key} must be a positive integer`);
-    }
-  }
-  if (resolved.memoryLimitBytes < 1024 * 1024) {
-    throw new AxProgramError('invalid_options', 'limits.memoryLimitBytes must be at least 1 MiB');
-  }
-  return Object.freeze(resolved);
-}
-
-function checkTurns(maxTurns: number): void {
-  if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) {
-    throw new AxProgramError('invalid_options', 'maxTurns must be a positive integer');
-  }
+  const resolved: Record<string, number> = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(limits ?? {})) if (value !== undefined) resolved[key] = value;
+  return Object.freeze(resolved as SandboxLimits);
 }
 
 function discoveryLimit(option: AxAgentOptions['functionDiscovery']): number {
   const max = typeof option === 'object' ? option.maxResults : undefined;
-  return max !== undefined && Number.isSafeInteger(max) && max > 0 ? Math.min(max, 50) : 8;
+  return max ?? 8;
 }
 
 /**

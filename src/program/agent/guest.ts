@@ -103,7 +103,13 @@ export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeT
         subscribe: op('resources', 'subscribe'),
         unsubscribe: op('resources', 'unsubscribe'),
       }),
-      tasks: freeze({ get: op('tasks', 'get'), cancel: op('tasks', 'cancel') }),
+      tasks: freeze({
+        get: op('tasks', 'get'),
+        cancel: op('tasks', 'cancel'),
+        update: op('tasks', 'update'),
+        list: op('tasks', 'list'),
+        result: op('tasks', 'result'),
+      }),
       complete: op('complete'),
     });
   };

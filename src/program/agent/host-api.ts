@@ -137,12 +137,29 @@ export class AgentHost implements SandboxHost {
           return { unsubscribed: target };
         }
       }
-      if (area === 'tasks' && (op === 'get' || op === 'cancel')) {
+      if (area === 'tasks' && op === 'list') {
+        // The 2025-11-25 draft's tasks/list; a 2026-07-28 server has none (the client says so, typed).
+        const cursor = args[0] === undefined || args[0] === null ? undefined : stringArg(args[0], 'a cursor');
+        return this.#reference(await method(client, 'listTasks').call(client, cursor, { signal }));
+      }
+      if (area === 'tasks' && (op === 'get' || op === 'cancel' || op === 'update' || op === 'result')) {
         const taskId = stringArg(args[0], 'a task id');
         if (op === 'cancel') {
           await client.cancelTask(taskId, { signal });
           ledger.task(ns, taskId, 'cancelled');
           return { cancelled: taskId };
+        }
+        if (op === 'update') {
+          // 2026-07-28 tasks/update: answers the task's inputRequests, by key.
+          const input = objectArg(args[1]);
+          await method(client, 'provideTaskInput').call(client, taskId, input, { signal });
+          return { updated: taskId, keys: Object.keys(input) };
+        }
+        if (op === 'result') {
+          // The 2025-11-25 draft's tasks/result: blocks until the task ends.
+          const result = await method(client, 'getTaskResult').call(client, taskId, { signal });
+          ledger.task(ns, taskId, 'completed');
+          return this.#reference(result);
         }
         const task = await method(client, 'getTask').call(client, taskId, { signal });
         ledger.task(ns, task.taskId, task.status);
@@ -156,7 +173,7 @@ export class AgentHost implements SandboxHost {
       }
     } catch (error) {
       if (signal.aborted) throw error;
-      throw new Error(`${where} failed: ${describe(error)}`);
+      throw new AgentCallError(`${where} failed: ${describe(error)}`, codeOf(error));
     }
     return fail(`${where} does not exist`);
   }
@@ -231,12 +248,38 @@ export class AgentHost implements SandboxHost {
   }
 }
 
-function method<
-  K extends 'getTask' | 'complete' | 'acquireResourceSubscription' | 'releaseResourceSubscription',
->(client: AgentMCPClient, method: K): AgentMCPClient[K] {
+type OptionalMethod =
+  | 'getTask'
+  | 'provideTaskInput'
+  | 'listTasks'
+  | 'getTaskResult'
+  | 'complete'
+  | 'acquireResourceSubscription'
+  | 'releaseResourceSubscription';
+
+function method<K extends OptionalMethod>(client: AgentMCPClient, method: K): AgentMCPClient[K] {
   const fn = (client as Partial<AgentMCPClient>)[method];
   if (typeof fn !== 'function') fail(`the client of mcp.${client.namespace} cannot ${method}`);
   return fn as AgentMCPClient[K];
+}
+
+/**
+ * A failed MCP operation as the actor's code sees it: the message, and the MCP error's
+ * `code` (`unsupported` for a task method the server's era lacks), which the sandbox copies
+ * onto the guest's error.
+ */
+export class AgentCallError extends Error {
+  readonly code: string | undefined;
+
+  constructor(message: string, code: string | undefined) {
+    super(message);
+    this.name = 'AgentCallError';
+    this.code = code;
+  }
+}
+
+function codeOf(error: unknown): string | undefined {
+  return error instanceof AxMCPError ? error.code : undefined;
 }
 
 function fail(message: string): never {

@@ -5,7 +5,7 @@
  * streaming.
  */
 import type { AxAIContentPart } from '../../ai/types.js';
-import { AxProgramError } from '../errors.js';
+import { programOptionsError } from '../errors.js';
 import { AxGen } from '../gen.js';
 import { AxSignature, fieldText } from '../signature.js';
 import type { AgentMedia } from './host-api.js';
@@ -38,7 +38,11 @@ export function responderProgram(
       signature.inputs.some((field) => field.name === name) ||
       signature.outputs.some((f) => f.name === name)
     ) {
-      throw new AxProgramError('invalid_options', `An agent signature cannot have a field named "${name}"`);
+      throw programOptionsError('agent()', {
+        path: 'signature',
+        expected: `a signature without a field named "${name}" (the responder's own)`,
+        received: `a field named "${name}"`,
+      });
     }
   }
   const inputs = signature.inputs.filter((field) => !contextFields.has(field.name)).map(fieldText);

@@ -21,6 +21,7 @@ import {
   type QuickJSRuntime,
   type QuickJSSyncVariant,
 } from 'quickjs-emscripten-core';
+import { number, object } from '../../options/check.js';
 import { AxProgramError } from '../errors.js';
 import { GUEST_BOOTSTRAP, type GuestShape, RESERVED_GLOBALS } from './guest.js';
 import { prepareStep } from './step-code.js';
@@ -36,6 +37,27 @@ export interface AxAgentSandboxLimits {
   /** Console characters kept per step (default 8,000). */
   maxOutputChars?: number;
 }
+
+/** The shape of {@link AxAgentSandboxLimits} (an agent's `limits`). */
+export const SANDBOX_LIMITS = object(
+  {
+    stepTimeoutMs: number({ integer: true, min: 1 }),
+    memoryLimitBytes: number({ integer: true, min: 1024 * 1024 }),
+    maxStackBytes: number({ integer: true, min: 1 }),
+    maxOutputChars: number({ integer: true, min: 1 }),
+  },
+  {
+    expected: 'an object { stepTimeoutMs?, memoryLimitBytes?, maxStackBytes?, maxOutputChars? }',
+    aliases: {
+      timeoutMs: 'stepTimeoutMs',
+      stepTimeout: 'stepTimeoutMs',
+      memoryLimit: 'memoryLimitBytes',
+      memoryBytes: 'memoryLimitBytes',
+      stackBytes: 'maxStackBytes',
+      maxOutput: 'maxOutputChars',
+    },
+  },
+);
 
 /** Resolved limits. */
 export type SandboxLimits = Required<AxAgentSandboxLimits>;
@@ -506,6 +528,11 @@ export class SandboxSession {
 function rejectWith(context: QuickJSContext, deferred: QuickJSDeferredPromise, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
   const handle = context.newError({ name: 'Error', message: message.slice(0, 2000) });
+  // A typed failure keeps its stable code (`error.code === 'unsupported'` in the actor's code).
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(code)) {
+    context.newString(code).consume((value) => context.setProp(handle, 'code', value));
+  }
   deferred.reject(handle);
   handle.dispose();
 }

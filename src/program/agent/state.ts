@@ -183,7 +183,16 @@ export class AgentLedger {
 
 /** The client methods agents use beyond those of every program. */
 export type AgentMCPClient = AxProgramMCPClient &
-  Pick<AxMCPClient, 'getTask' | 'complete' | 'acquireResourceSubscription' | 'releaseResourceSubscription'>;
+  Pick<
+    AxMCPClient,
+    | 'getTask'
+    | 'provideTaskInput'
+    | 'listTasks'
+    | 'getTaskResult'
+    | 'complete'
+    | 'acquireResourceSubscription'
+    | 'releaseResourceSubscription'
+  >;
 
 const MAX_ITEMS = 10_000;
 
