@@ -1,4 +1,4 @@
-import { type AxOptionsIssue, findOptionsProblem, type Shape } from '../options/check.js';
+import { type AxOptionsIssue, describeIssues, findOptionsProblem, type Shape } from '../options/check.js';
 
 /**
  * Typed errors of the event runtime. Every failure the runtime reports is an
@@ -71,9 +71,10 @@ export class AxEventInputError extends AxEventError {
 
 /**
  * A route, target, source, store or runtime option that cannot work as written. Its code is
- * `invalid_options`, as everywhere in the package; `issues` lists what the options check
- * found (empty for a problem found by a rule beyond shapes), `path` and `suggestion` describe
- * the first.
+ * `invalid_options`, as everywhere in the package; `issues` lists what the options check and
+ * the rules beyond shapes (a wake route without a target, `coalesce` without `debounceMs`)
+ * found, `path` and `suggestion` describe the first. A few problems that belong to no single
+ * option (a route id defined twice) have no issues.
  */
 export class AxEventConfigError extends AxEventError {
   readonly issues: readonly AxOptionsIssue[];
@@ -99,6 +100,43 @@ export function assertEventOptions(
 ): void {
   const problem = findOptionsProblem(schema, value, label);
   if (problem) throw new AxEventConfigError(problem.message, { ...context, issues: problem.issues });
+}
+
+/**
+ * The error of a rule beyond shapes, worded like a shape issue:
+ * `Route r: target: expected a target id or definition (a wake route runs one), got nothing`.
+ */
+export function eventRuleError(
+  label: string,
+  issue: AxOptionsIssue,
+  context: AxEventErrorContext = {},
+): AxEventConfigError {
+  return new AxEventConfigError(`${label}: ${describeIssues([issue])}`, { ...context, issues: [issue] });
+}
+
+/** `key` under `path`, as the user writes it (`routes[2]` + `match` → `routes[2].match`). */
+export function optionPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+/**
+ * A shape followed by rules beyond shapes: `rules` runs on a value that fits `shape` and
+ * pushes issues with their full paths. Used where a route or target sits inside other options
+ * (`routes[1].target`), so a cross-field problem is reported where it is.
+ */
+export function withRules<T>(
+  shape: Shape,
+  rules: (value: T, path: string, issues: AxOptionsIssue[]) => void,
+): Shape {
+  return {
+    expected: shape.expected,
+    optional: shape.optional,
+    check(value, path, issues) {
+      const before = issues.length;
+      shape.check(value, path, issues);
+      if (issues.length === before) rules(value as T, path, issues);
+    },
+  };
 }
 
 /** `publish` waited `publishTimeoutMs` for room in a full store and gave up. */

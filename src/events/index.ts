@@ -62,21 +62,36 @@ export {
   type AxEventMatch,
   type AxEventPredicate,
   type AxEventRouteDefinition,
+  type AxEventRouteExplanation,
+  type AxEventRouteMismatch,
+  type AxEventRouteMismatchCode,
   checkRoute,
 } from './route.js';
 export { AxEventRouteBuilder, eventRoute } from './route-builder.js';
 export { AxEventRuntime, eventRuntime } from './runtime.js';
-export type { AxEventErrorReport, AxEventRuntimeConfig, AxEventRuntimeOptions } from './runtime-options.js';
+export type {
+  AxEventErrorReport,
+  AxEventRuntimeConfig,
+  AxEventRuntimeOptions,
+  AxEventWarning,
+} from './runtime-options.js';
 export {
   type AxEventPublisher,
   type AxEventPublishOptions,
   type AxEventReceipt,
   type AxEventSource,
+  type AxEventSourceDescription,
+  type AxEventWithheldType,
   AxPushEventSource,
+  type AxPushEventSourceOptions,
   AxTimerEventSource,
   type AxTimerEventSourceOptions,
 } from './source.js';
-export { type AxEventStateStore, AxMemoryEventStateStore } from './state.js';
+export {
+  type AxEventStateStore,
+  AxMemoryEventStateStore,
+  type AxMemoryEventStateStoreOptions,
+} from './state.js';
 export {
   type AxEventAction,
   type AxEventAppendInput,
@@ -114,4 +129,9 @@ export type {
   AxEventTargetDefinition,
   AxEventWaitFor,
 } from './target.js';
-export { AxEventTargetBuilder, checkTarget, eventTarget } from './target-builder.js';
+export {
+  type AxEventInputPlanner,
+  AxEventTargetBuilder,
+  checkTarget,
+  eventTarget,
+} from './target-builder.js';

@@ -4,7 +4,8 @@
  * `allowVolatile: true`.
  */
 
-import { AxEventClosedError, AxEventError, AxEventInputError } from './errors.js';
+import { number, object } from '../options/check.js';
+import { AxEventClosedError, AxEventError, AxEventInputError, assertEventOptions } from './errors.js';
 import type {
   AxEventAppendInput,
   AxEventAppendResult,
@@ -39,6 +40,23 @@ export interface AxMemoryEventStoreOptions {
   deadLetterRetentionMs?: number;
 }
 
+const COUNT = number({ integer: true, min: 1 });
+const DURATION = number({ min: 0 });
+
+/** What {@link AxMemoryEventStore} accepts; checked once in the constructor. */
+export const MEMORY_STORE_OPTIONS = object(
+  {
+    maxPendingDeliveries: COUNT,
+    maxPendingBytes: COUNT,
+    maxEventBytes: COUNT,
+    maxRetainedRuns: number({ integer: true, min: 0 }),
+    maxDedupeKeys: number({ integer: true, min: 0 }),
+    retentionMs: DURATION,
+    deadLetterRetentionMs: DURATION,
+  },
+  { expected: 'options { maxPendingDeliveries?, maxEventBytes?, retentionMs?, … }' },
+);
+
 interface EventSlot {
   event: AxEventStoredEvent;
   refs: number;
@@ -69,6 +87,7 @@ export class AxMemoryEventStore implements EventStore {
   #closed = false;
 
   constructor(options: AxMemoryEventStoreOptions = {}) {
+    assertEventOptions(MEMORY_STORE_OPTIONS, options, 'AxMemoryEventStore options');
     this.#o = {
       maxPendingDeliveries: options.maxPendingDeliveries ?? 10_000,
       maxPendingBytes: options.maxPendingBytes ?? 64 * 1024 * 1024,

@@ -2,8 +2,9 @@
  * The route builder users write: `eventRoute('orders').types('app.order.*').authenticated().wake(target).build()`.
  */
 
+import { object, oneOf } from '../options/check.js';
 import type { AxEventExtensionValue } from './envelope.js';
-import { AxEventConfigError } from './errors.js';
+import { AxEventConfigError, assertEventOptions, eventRuleError } from './errors.js';
 import type { AxEventPath } from './path.js';
 import {
   type AxEventAuthorize,
@@ -13,8 +14,15 @@ import {
   type AxEventPredicate,
   type AxEventRouteDefinition,
   checkRoute,
+  routeLabel,
 } from './route.js';
 import type { AxEventTargetDefinition } from './target.js';
+
+/** The options of {@link AxEventRouteBuilder.debounce}. */
+const DEBOUNCE_OPTIONS = object(
+  { coalesce: oneOf('latest') },
+  { expected: "options { coalesce?: 'latest' }" },
+);
 
 /** Builds an {@link AxEventRouteDefinition}; pick exactly one action, then `build()`. */
 export class AxEventRouteBuilder {
@@ -94,6 +102,9 @@ export class AxEventRouteBuilder {
 
   /** Delay deliveries; with `coalesce: 'latest'` a newer event replaces a waiting one. */
   debounce(ms: number, options: { coalesce?: 'latest' } = {}): this {
+    assertEventOptions(DEBOUNCE_OPTIONS, options, `Route ${this.#id}: debounce() options`, {
+      routeId: this.#id,
+    });
     this.#route.debounceMs = ms;
     if (options.coalesce) this.#route.coalesce = options.coalesce;
     return this;
@@ -135,22 +146,36 @@ export class AxEventRouteBuilder {
     return this.#action('invalidate', { invalidate: fn });
   }
 
-  /** Check and return the route. */
+  /**
+   * Check and return the route: exactly one action, criteria or a predicate, then the record
+   * check ({@link checkRoute}; paths name the definition's keys: `match.types`, `debounceMs`).
+   * Throws {@link AxEventConfigError} (`invalid_options`).
+   */
   build(): AxEventRouteDefinition {
+    const label = routeLabel({ id: this.#id });
+    const context = { routeId: this.#id };
     const hasCriteria = Object.keys(this.#criteria).length > 0;
     if (this.#predicate && hasCriteria) {
-      throw new AxEventConfigError(`Route ${this.#id}: use criteria or a predicate, not both`, {
-        routeId: this.#id,
-      });
+      throw eventRuleError(
+        label,
+        { path: 'match', expected: 'use criteria or a predicate, not both', received: 'both' },
+        context,
+      );
     }
     if (this.#route.action === undefined) {
-      throw new AxEventConfigError(`Route ${this.#id}: choose wake, resume, observe or invalidate`, {
-        routeId: this.#id,
-      });
+      throw eventRuleError(
+        label,
+        {
+          path: 'action',
+          expected: 'wake(target), resume(), observe(fn) or invalidate(fn)',
+          received: 'nothing',
+        },
+        context,
+      );
     }
     const match: AxEventMatch | AxEventPredicate = this.#predicate ?? { ...this.#criteria };
     const route = { ...this.#route, id: this.#id, match } as AxEventRouteDefinition;
-    checkRoute(route);
+    checkRoute(route, label);
     return Object.freeze(route);
   }
 }

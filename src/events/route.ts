@@ -3,11 +3,29 @@
  * sources, subjects, extensions, or a predicate, and has exactly one action.
  */
 
+import {
+  type AxOptionsIssue,
+  anyOf,
+  array,
+  boolean,
+  func,
+  number,
+  object,
+  oneOf,
+  record,
+  required,
+  string,
+} from '../options/check.js';
 import type { AxEventExtensionValue, AxEventIngressRecord } from './envelope.js';
-import { AxEventConfigError } from './errors.js';
-import { type AxEventPath, isEventPath } from './path.js';
+import { assertEventOptions, optionPath, withRules } from './errors.js';
+import type { AxEventPath } from './path.js';
 import type { AxEventAction } from './store.js';
-import type { AxEventHandlerContext, AxEventTargetDefinition } from './target.js';
+import {
+  type AxEventHandlerContext,
+  type AxEventTargetDefinition,
+  EVENT_PATH,
+  TARGET_DEFINITION,
+} from './target.js';
 
 /**
  * Declarative match criteria. Every given criterion must hold; within a list any entry may
@@ -74,98 +92,229 @@ export interface AxEventRouteDefinition {
   invalidate?: AxEventHandler;
 }
 
-const ACTIONS: ReadonlySet<string> = new Set(['observe', 'invalidate', 'wake', 'resume']);
+const PATTERNS = array(string({ nonEmpty: true }), { minLength: 1 });
 
-function checkList(list: unknown, what: string, routeId: string): void {
-  if (list === undefined) return;
-  if (
-    !Array.isArray(list) ||
-    list.length === 0 ||
-    list.some((p) => typeof p !== 'string' || p.length === 0)
-  ) {
-    throw new AxEventConfigError(`Route ${routeId}: ${what} must be a non-empty list of non-empty strings`, {
-      routeId,
+/** The shape of {@link AxEventMatch}. */
+export const EVENT_MATCH = object(
+  {
+    types: PATTERNS,
+    sources: PATTERNS,
+    subjects: PATTERNS,
+    extensions: record(anyOf(string(), number(), boolean()), 'an object of scalar extension values'),
+  },
+  {
+    expected: 'match criteria { types?, sources?, subjects?, extensions? }',
+    aliases: { type: 'types', source: 'sources', subject: 'subjects', extension: 'extensions' },
+  },
+);
+
+const HANDLER = func('a function (ingress, context)');
+
+/** Rules beyond shapes: one action and what it needs, criteria that match something. */
+function routeRules(route: AxEventRouteDefinition, path: string, issues: AxOptionsIssue[]): void {
+  const at = (key: string) => optionPath(path, key);
+  const { action } = route;
+  if (typeof route.match !== 'function') {
+    const m = route.match;
+    const any = m.types || m.sources || m.subjects || (m.extensions && Object.keys(m.extensions).length > 0);
+    if (!any) {
+      issues.push({
+        path: at('match'),
+        expected:
+          'at least one criterion (types, sources, subjects or extensions; a predicate matches everything)',
+        received: 'an empty match',
+      });
+    }
+  }
+  if (action === 'wake' && route.target === undefined) {
+    issues.push({
+      path: at('target'),
+      expected: 'a target id or definition: a wake route runs one',
+      received: 'nothing',
+    });
+  }
+  if ((action === 'observe' || action === 'invalidate') && route.target !== undefined) {
+    issues.push({
+      path: at('target'),
+      expected: `nothing: an ${action} route never invokes a target`,
+      received: typeof route.target === 'string' ? `'${route.target}'` : 'a target definition',
+    });
+  }
+  for (const handler of ['observe', 'invalidate'] as const) {
+    if (action === handler && route[handler] === undefined) {
+      issues.push({
+        path: at(handler),
+        expected: `a function: an ${handler} route calls it`,
+        received: 'nothing',
+      });
+    }
+    if (action !== handler && route[handler] !== undefined) {
+      issues.push({
+        path: at(handler),
+        expected: `nothing: only an ${handler} route calls it (this is a ${action} route)`,
+        received: 'a function',
+      });
+    }
+  }
+  if (route.correlation !== undefined && action !== 'resume') {
+    issues.push({
+      path: at('correlation'),
+      expected: `nothing: only a resume route looks up a correlation (this is a ${action} route)`,
+      received: 'a correlation',
+    });
+  }
+  if (route.coalesce !== undefined && route.debounceMs === undefined) {
+    issues.push({
+      path: at('debounceMs'),
+      expected: "a number ≥ 0: coalesce: 'latest' needs a debounce",
+      received: 'nothing',
     });
   }
 }
 
-/** Check a route definition; throws {@link AxEventConfigError} naming the problem. */
-export function checkRoute(route: AxEventRouteDefinition): void {
-  const id = route?.id;
-  if (typeof id !== 'string' || id.length === 0) throw new AxEventConfigError('A route needs a non-empty id');
-  const fail = (message: string) => new AxEventConfigError(`Route ${id}: ${message}`, { routeId: id });
-  if (!ACTIONS.has(route.action)) throw fail('action must be observe, invalidate, wake or resume');
-  if (typeof route.match !== 'function') {
-    const m = route.match;
-    if (m === null || typeof m !== 'object') throw fail('match must be criteria or a predicate');
-    checkList(m.types, 'types', id);
-    checkList(m.sources, 'sources', id);
-    checkList(m.subjects, 'subjects', id);
-    if (m.extensions !== undefined && (m.extensions === null || typeof m.extensions !== 'object')) {
-      throw fail('extensions must be an object of scalars');
-    }
-    const any = m.types || m.sources || m.subjects || (m.extensions && Object.keys(m.extensions).length > 0);
-    if (!any) throw fail('match needs at least one criterion (use a predicate to match everything)');
-  }
-  if (route.action === 'wake' && route.target === undefined) throw fail('a wake route needs a target');
-  if ((route.action === 'observe' || route.action === 'invalidate') && route.target !== undefined) {
-    throw fail(`an ${route.action} route never invokes a target`);
-  }
-  if (route.action === 'observe' && typeof route.observe !== 'function')
-    throw fail('observe needs a callback');
-  if (route.action === 'invalidate' && typeof route.invalidate !== 'function') {
-    throw fail('invalidate needs a callback');
-  }
-  if (route.debounceMs !== undefined && !(Number.isFinite(route.debounceMs) && route.debounceMs >= 0)) {
-    throw fail('debounceMs must be a non-negative number');
-  }
-  if (route.coalesce !== undefined && (route.coalesce !== 'latest' || route.debounceMs === undefined)) {
-    throw fail("coalesce must be 'latest' and needs debounceMs");
-  }
-  if (route.ordering !== undefined && route.ordering !== 'strict' && route.ordering !== 'relaxed') {
-    throw fail("ordering must be 'strict' or 'relaxed'");
-  }
-  if (
-    route.instanceKey !== undefined &&
-    typeof route.instanceKey !== 'function' &&
-    !isEventPath(route.instanceKey)
-  ) {
-    throw fail('instanceKey must be an eventPath or a function');
-  }
-  if (route.correlation !== undefined) {
-    const c = route.correlation;
-    if (typeof c?.kind !== 'string' || c.kind.length === 0) throw fail('correlation needs a kind');
-    if (c.path !== undefined && !isEventPath(c.path)) throw fail('correlation.path must be an eventPath');
-  }
+/** What a route definition may hold; checked once when it is built or added to a runtime. */
+export const ROUTE_DEFINITION = withRules<AxEventRouteDefinition>(
+  object(
+    {
+      id: required(string({ nonEmpty: true })),
+      match: required(anyOf(func('a predicate (ingress) => boolean'), EVENT_MATCH)),
+      action: required(oneOf('observe', 'invalidate', 'wake', 'resume')),
+      target: anyOf(string({ nonEmpty: true }), TARGET_DEFINITION),
+      requireAuthenticated: boolean(),
+      authorize: func('a function (ingress, route) => boolean'),
+      instanceKey: anyOf(EVENT_PATH, func('a function (ingress) => string')),
+      correlation: object(
+        { kind: required(string({ nonEmpty: true })), path: EVENT_PATH },
+        { expected: 'a correlation { kind, path? }' },
+      ),
+      debounceMs: number({ min: 0 }),
+      coalesce: oneOf('latest'),
+      ordering: oneOf('strict', 'relaxed'),
+      observe: HANDLER,
+      invalidate: HANDLER,
+    },
+    {
+      expected: 'a route definition { id, match, action, … }',
+      aliases: {
+        types: 'match',
+        sources: 'match',
+        subjects: 'match',
+        authenticated: 'requireAuthenticated',
+        requireAuth: 'requireAuthenticated',
+        debounce: 'debounceMs',
+        correlate: 'correlation',
+      },
+    },
+  ),
+  routeRules,
+);
+
+/** How a route is named in messages: `Route orders`. */
+export function routeLabel(route: unknown): string {
+  const id = (route as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' && id.length > 0 ? `Route ${id}` : 'Route definition';
 }
 
-function matchesPattern(patterns: readonly string[] | undefined, value: string | undefined): boolean {
+/**
+ * Check a route definition (record form); throws {@link AxEventConfigError} (`invalid_options`)
+ * with the path of the first problem (`match.types`, `target`) and, for a misspelled key, the
+ * nearest known name.
+ */
+export function checkRoute(route: AxEventRouteDefinition, label = routeLabel(route)): void {
+  const id = (route as { id?: unknown } | null)?.id;
+  assertEventOptions(ROUTE_DEFINITION, route, label, typeof id === 'string' ? { routeId: id } : {});
+}
+
+/** Why a route does not take an event, the first reason in the order routing checks them. */
+export type AxEventRouteMismatchCode =
+  /** `match.types` has no pattern for the event's type. */
+  | 'type'
+  /** `match.sources` has no pattern for the event's source. */
+  | 'source'
+  /** `match.subjects` has no pattern for the event's subject (or it has none). */
+  | 'subject'
+  /** An extension in `match.extensions` is missing or has another value. */
+  | 'extension'
+  /** The match predicate returned something other than `true`, or threw. */
+  | 'predicate'
+  /** The route requires authentication and the event is anonymous. */
+  | 'identity'
+  /** The route requires authentication and the event's trust is `untrusted`. */
+  | 'trust'
+  /** The route's `authorize` hook returned something other than `true`, or threw. */
+  | 'authorize'
+  /** A resume route: the event has no correlation to look up, or no live continuation owns it. */
+  | 'continuation';
+
+/** The first reason a route does not take an event. */
+export interface AxEventRouteMismatch {
+  code: AxEventRouteMismatchCode;
+  /** Says what the route wants and what the event has (`type 'a.b' is not among app.order.*`). */
+  message: string;
+}
+
+/**
+ * What `runtime.explain()` says about one route: whether it would take the event and, if not,
+ * the first reason. Computed by the code that routes `publish()`.
+ */
+export interface AxEventRouteExplanation {
+  routeId: string;
+  /** True when the route would take the event (a resume route: and a live continuation is found). */
+  matches: boolean;
+  /** Why not, when `matches` is false. */
+  reason?: AxEventRouteMismatch;
+}
+
+/** Whether one of `patterns` (trailing `*` for a prefix) takes `value`; no patterns take anything. */
+export function matchesPattern(patterns: readonly string[] | undefined, value: string | undefined): boolean {
   if (patterns === undefined) return true;
   if (value === undefined) return false;
   return patterns.some((p) => (p.endsWith('*') ? value.startsWith(p.slice(0, -1)) : p === value));
 }
 
+function notAmong(what: string, value: string | undefined, patterns: readonly string[]): string {
+  const has = value === undefined ? `the event has no ${what}` : `${what} '${value}'`;
+  return `${has} is not among ${patterns.join(', ')}`;
+}
+
 /**
- * Whether the route's criteria match (authentication and `authorize` are checked
- * separately). A predicate that throws does not match.
+ * The first criterion of a route the event fails (authentication and `authorize` are checked
+ * separately), or `null` when the criteria match. A predicate that throws does not match.
  */
-export function routeCriteriaMatch(route: AxEventRouteDefinition, ingress: AxEventIngressRecord): boolean {
+export function routeCriteriaMismatch(
+  route: AxEventRouteDefinition,
+  ingress: AxEventIngressRecord,
+): AxEventRouteMismatch | null {
   if (typeof route.match === 'function') {
+    let result: unknown;
     try {
-      return route.match(ingress) === true;
-    } catch {
-      return false;
+      result = route.match(ingress);
+    } catch (error) {
+      return {
+        code: 'predicate',
+        message: `the match predicate threw: ${(error as Error)?.message ?? error}`,
+      };
     }
+    return result === true ? null : { code: 'predicate', message: 'the match predicate did not return true' };
   }
   const m = route.match;
   const e = ingress.event;
-  if (!matchesPattern(m.types, e.type) || !matchesPattern(m.sources, e.source)) return false;
-  if (!matchesPattern(m.subjects, e.subject)) return false;
+  if (!matchesPattern(m.types, e.type)) return { code: 'type', message: notAmong('type', e.type, m.types!) };
+  if (!matchesPattern(m.sources, e.source))
+    return { code: 'source', message: notAmong('source', e.source, m.sources!) };
+  if (!matchesPattern(m.subjects, e.subject))
+    return { code: 'subject', message: notAmong('subject', e.subject, m.subjects!) };
   if (m.extensions) {
     for (const name of Object.keys(m.extensions)) {
       const ext = e.extensions;
-      if (!ext || !Object.hasOwn(ext, name) || ext[name] !== m.extensions[name]) return false;
+      if (!ext || !Object.hasOwn(ext, name) || ext[name] !== m.extensions[name]) {
+        const has = ext && Object.hasOwn(ext, name) ? `is ${JSON.stringify(ext[name])}` : 'is missing';
+        return {
+          code: 'extension',
+          message: `extension ${name} ${has}, the route wants ${JSON.stringify(m.extensions[name])}`,
+        };
+      }
     }
   }
-  return true;
+  return null;
 }

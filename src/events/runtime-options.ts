@@ -2,12 +2,13 @@
  * Options of the event runtime.
  */
 
+import { array, boolean, extend, func, instance, number, object, oneOf, string } from '../options/check.js';
 import type { AxEventClock } from './clock.js';
-import type { AxEventRouteDefinition } from './route.js';
-import type { AxEventSource } from './source.js';
+import { type AxEventRouteDefinition, ROUTE_DEFINITION } from './route.js';
+import { type AxEventSource, EVENT_SOURCE } from './source.js';
 import type { AxEventStateStore } from './state.js';
 import type { EventStore } from './store.js';
-import type { AxEventTargetDefinition } from './target.js';
+import { type AxEventTargetDefinition, TARGET_DEFINITION } from './target.js';
 
 /** Where a reported error came from. */
 export interface AxEventErrorReport {
@@ -15,6 +16,24 @@ export interface AxEventErrorReport {
   sourceId?: string;
   routeId?: string;
   deliveryId?: string;
+}
+
+/**
+ * What a warning is about. Warnings name a configuration that type-checks and runs but can
+ * never do what it says; each is given once per (source, route).
+ */
+export interface AxEventWarning {
+  /**
+   * `unauthenticated_source`: the source's events are anonymous or untrusted, and every route
+   * that wants their type requires authentication, so they match nothing.
+   * `withheld_type`: a route waits for a type the source, as configured, never publishes (an
+   * MCP source whose resource policy selects no resource, for `mcp.resource.updated`).
+   */
+  code: 'unauthenticated_source' | 'withheld_type';
+  sourceId: string;
+  routeId: string;
+  /** The event type concerned. */
+  type: string;
 }
 
 /** Options of `new AxEventRuntime(routes, options)` and `eventRuntime(options)`. */
@@ -65,9 +84,97 @@ export interface AxEventRuntimeOptions {
   workerId?: string;
   /** Errors that have no caller to throw to (sources, authorize hooks, store failures in loops). */
   onError?: (error: unknown, report: AxEventErrorReport) => void;
+  /**
+   * Wiring that can never work, found when sources start and routes are added (see
+   * {@link AxEventWarning}; sources describe what they publish with `describe()`). Each is
+   * given once per (source, route). Default `console.warn(message)`, as `AxMCPClient` does.
+   */
+  onWarning?: (message: string, details: AxEventWarning) => void;
 }
 
 /** Options of `eventRuntime()`: the runtime options plus the routes. */
 export interface AxEventRuntimeConfig extends AxEventRuntimeOptions {
   routes?: readonly AxEventRouteDefinition[];
 }
+
+const HANDLER = func();
+
+const ALIASES = {
+  concurrency: 'workerConcurrency',
+  retries: 'maxAttempts',
+  attempts: 'maxAttempts',
+  volatile: 'allowVolatile',
+  logger: 'onWarning',
+  onWarn: 'onWarning',
+};
+
+/** A store the runtime can work with (the methods it calls). */
+const EVENT_STORE = instance(
+  'an EventStore (AxMemoryEventStore, AxSQLiteEventStore, AxPostgresEventStore, …)',
+  (v) => {
+    const store = v as Partial<Record<keyof EventStore, unknown>> | null;
+    return (
+      typeof store === 'object' &&
+      store !== null &&
+      ['append', 'claim', 'transition', 'findContinuation', 'getRun', 'nextDueAt', 'close'].every(
+        (name) => typeof store[name as keyof EventStore] === 'function',
+      )
+    );
+  },
+);
+
+/** What `new AxEventRuntime(routes, options)` accepts; checked once in the constructor. */
+export const RUNTIME_OPTIONS = object(
+  {
+    targets: array(TARGET_DEFINITION),
+    sources: array(EVENT_SOURCE),
+    store: EVENT_STORE,
+    stateStore: instance(
+      'a state store { load(key), save(key, state) }',
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as AxEventStateStore).load === 'function' &&
+        typeof (v as AxEventStateStore).save === 'function',
+    ),
+    clock: instance(
+      'a clock { now(), sleep(ms, signal) }',
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as AxEventClock).now === 'function' &&
+        typeof (v as AxEventClock).sleep === 'function',
+    ),
+    allowVolatile: boolean(),
+    coordination: oneOf('single', 'multi-worker'),
+    scheduling: oneOf('workers', 'host'),
+    workerConcurrency: number({ integer: true, min: 1 }),
+    maxAttempts: number({ integer: true, min: 1 }),
+    retryBaseMs: number({ min: 0 }),
+    retryMaxMs: number({ min: 0 }),
+    retryJitter: number({ min: 0, max: 1 }),
+    random: func('a function () => number in [0, 1)'),
+    publishTimeoutMs: number({ min: 0 }),
+    leaseMs: number({ min: 10 }),
+    pollIntervalMs: number({ min: 1 }),
+    pruneIntervalMs: number({ min: 1 }),
+    maxEventBytes: number({ integer: true, min: 1 }),
+    workerId: string({ nonEmpty: true }),
+    onError: HANDLER,
+    onWarning: HANDLER,
+  },
+  {
+    expected: 'runtime options { routes?, targets?, sources?, store?, … }',
+    aliases: ALIASES,
+  },
+);
+
+/** What `eventRuntime(config)` accepts: the runtime options and the routes. */
+export const RUNTIME_CONFIG = extend(
+  RUNTIME_OPTIONS,
+  { routes: array(ROUTE_DEFINITION) },
+  {
+    expected: 'runtime options { routes?, targets?, sources?, store?, … }',
+    aliases: ALIASES,
+  },
+);

@@ -6,23 +6,43 @@
 
 import { type AxEventClock, systemEventClock } from './clock.js';
 import { Doorbell } from './doorbell.js';
-import { type AxEventIngress, identityScope, normalizeIngress } from './envelope.js';
-import { AxEventBackpressureError, AxEventClosedError, AxEventConfigError, AxEventError } from './errors.js';
+import { type AxEvent, type AxEventIngress, identityScope, normalizeIngress } from './envelope.js';
+import {
+  AxEventBackpressureError,
+  AxEventClosedError,
+  AxEventConfigError,
+  AxEventError,
+  assertEventOptions,
+  eventRuleError,
+} from './errors.js';
 import { Executor } from './executor.js';
 import { AxMemoryEventStore } from './memory-store.js';
-import { type AxEventRouteDefinition, checkRoute } from './route.js';
-import { planDeliveries } from './routing.js';
-import type { AxEventErrorReport, AxEventRuntimeConfig, AxEventRuntimeOptions } from './runtime-options.js';
-import type { AxEventPublisher, AxEventPublishOptions, AxEventReceipt, AxEventSource } from './source.js';
+import { type AxEventRouteDefinition, type AxEventRouteExplanation, checkRoute } from './route.js';
+import { explainRoutes, planDeliveries, sourceWarnings } from './routing.js';
+import {
+  type AxEventErrorReport,
+  type AxEventRuntimeConfig,
+  type AxEventRuntimeOptions,
+  RUNTIME_CONFIG,
+  RUNTIME_OPTIONS,
+} from './runtime-options.js';
+import {
+  type AxEventPublisher,
+  type AxEventPublishOptions,
+  type AxEventReceipt,
+  type AxEventSource,
+  type AxEventSourceDescription,
+  EVENT_SOURCE,
+} from './source.js';
 import { AxMemoryEventStateStore } from './state.js';
 import type { AxEventClaim, AxEventDeadLetter, AxEventRun, EventStore } from './store.js';
 import type { AxEventTargetDefinition } from './target.js';
 import { checkTarget } from './target-builder.js';
 
-function positive(value: number | undefined, fallback: number, name: string, min = 1): number {
-  const v = value ?? fallback;
-  if (!(Number.isFinite(v) && v >= min)) throw new AxEventConfigError(`${name} must be a number ≥ ${min}`);
-  return v;
+const LABEL = 'AxEventRuntime options';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -41,6 +61,8 @@ export class AxEventRuntime {
   readonly #sources = new Map<string, AxEventSource>();
   readonly #startedSources = new Set<AxEventSource>();
   readonly #o: AxEventRuntimeOptions;
+  readonly #warn: NonNullable<AxEventRuntimeOptions['onWarning']>;
+  readonly #warned = new Set<string>();
   readonly #ownsStore: boolean;
   readonly #executor: Executor;
   readonly #inflight = new Map<string, { done: Promise<void>; controller: AbortController | null }>();
@@ -58,25 +80,53 @@ export class AxEventRuntime {
   #closing: Promise<void> | null = null;
   #nextPruneAt = 0;
 
+  /**
+   * Checks everything once, here: the options, every route and target (record form too), the
+   * sources. A problem throws {@link AxEventConfigError} (`invalid_options`) with its path as
+   * written (`routes[2].match.types`, `targets[0].invoke`) and, for a misspelled key, the
+   * nearest known name; nothing has started then.
+   */
   constructor(routes: readonly AxEventRouteDefinition[] = [], options: AxEventRuntimeOptions = {}) {
+    if (isRecord(options) && Object.hasOwn(options, 'routes')) {
+      throw eventRuleError(LABEL, {
+        path: 'routes',
+        expected:
+          'routes as the first argument of new AxEventRuntime(routes, options), or eventRuntime({ routes })',
+        received: 'routes in the options',
+      });
+    }
+    if (isRecord(options)) assertEventOptions(RUNTIME_CONFIG, { ...options, routes }, LABEL);
+    else assertEventOptions(RUNTIME_OPTIONS, options, LABEL);
     this.#o = options;
     this.clock = options.clock ?? systemEventClock;
     this.#ownsStore = options.store === undefined;
     this.store = options.store ?? new AxMemoryEventStore();
     this.workerId = options.workerId ?? `worker_${crypto.randomUUID()}`;
-    this.#concurrency = positive(options.workerConcurrency, 4, 'workerConcurrency');
-    this.#publishTimeoutMs = positive(options.publishTimeoutMs, 5000, 'publishTimeoutMs', 0);
-    this.#leaseMs = positive(options.leaseMs, 30_000, 'leaseMs', 10);
-    this.#pollMs = positive(options.pollIntervalMs, 1000, 'pollIntervalMs');
-    this.#pruneMs = positive(options.pruneIntervalMs, 60_000, 'pruneIntervalMs');
-    const jitter = options.retryJitter ?? 0.5;
-    if (!(jitter >= 0 && jitter <= 1)) throw new AxEventConfigError('retryJitter must be between 0 and 1');
+    this.#concurrency = options.workerConcurrency ?? 4;
+    this.#publishTimeoutMs = options.publishTimeoutMs ?? 5000;
+    this.#leaseMs = options.leaseMs ?? 30_000;
+    this.#pollMs = options.pollIntervalMs ?? 1000;
+    this.#pruneMs = options.pruneIntervalMs ?? 60_000;
+    this.#warn = options.onWarning ?? ((message) => console.warn(message));
     if (options.coordination === 'multi-worker' && !this.store.capabilities.multiWorker) {
-      throw new AxEventConfigError("coordination 'multi-worker' needs a store that supports several workers");
+      throw eventRuleError(LABEL, {
+        path: 'coordination',
+        expected: "'single', or a store that supports several workers for 'multi-worker'",
+        received: `'multi-worker' with a ${this.store.constructor?.name ?? 'store'}`,
+      });
     }
-    for (const target of options.targets ?? []) this.registerTarget(target);
-    for (const route of routes) this.addRoute(route);
-    for (const source of options.sources ?? []) this.#sources.set(source.id, source);
+    for (const [i, target] of (options.targets ?? []).entries()) this.#register(target, `targets[${i}]`);
+    for (const [i, route] of routes.entries()) this.#add(route, `routes[${i}]`);
+    for (const [i, source] of (options.sources ?? []).entries()) {
+      if (this.#sources.has(source.id)) {
+        throw eventRuleError(LABEL, {
+          path: `sources[${i}].id`,
+          expected: 'a source id given once',
+          received: `'${source.id}', added twice`,
+        });
+      }
+      this.#sources.set(source.id, source);
+    }
     this.#executor = new Executor({
       store: this.store,
       clock: this.clock,
@@ -84,10 +134,10 @@ export class AxEventRuntime {
       targets: this.#targets,
       stateStore: options.stateStore ?? new AxMemoryEventStateStore(),
       retry: {
-        maxAttempts: positive(options.maxAttempts, 5, 'maxAttempts'),
-        baseMs: positive(options.retryBaseMs, 1000, 'retryBaseMs', 0),
-        maxMs: positive(options.retryMaxMs, 60_000, 'retryMaxMs', 0),
-        jitter,
+        maxAttempts: options.maxAttempts ?? 5,
+        baseMs: options.retryBaseMs ?? 1000,
+        maxMs: options.retryMaxMs ?? 60_000,
+        jitter: options.retryJitter ?? 0.5,
       },
       random: options.random ?? Math.random,
       leaseMs: this.#leaseMs,
@@ -106,23 +156,56 @@ export class AxEventRuntime {
   /** Register a target (ids are unique; registering the same definition twice is a no-op). */
   registerTarget(target: AxEventTargetDefinition): this {
     checkTarget(target);
-    const known = this.#targets.get(target.id);
-    if (known && known !== target) throw new AxEventConfigError(`Target ${target.id} is registered twice`);
-    this.#targets.set(target.id, target);
+    this.#register(target);
     return this;
   }
 
-  /** Add a route (ids are unique). A target definition on the route is registered. */
+  /** A checked target; `path` names it in the constructor's options. */
+  #register(target: AxEventTargetDefinition, path?: string): void {
+    const known = this.#targets.get(target.id);
+    if (known && known !== target) {
+      const message = `Target ${target.id} is registered twice`;
+      if (path === undefined) throw new AxEventConfigError(message, { targetId: target.id });
+      throw eventRuleError(
+        LABEL,
+        { path, expected: 'one definition per target id', received: `target ${target.id}, registered twice` },
+        { targetId: target.id },
+      );
+    }
+    this.#targets.set(target.id, target);
+  }
+
+  /**
+   * Add a route (ids are unique). A target definition on the route is registered; after
+   * `start()` a target named by id must be registered already.
+   */
   addRoute(route: AxEventRouteDefinition): this {
     checkRoute(route);
-    if (this.#routes.has(route.id)) throw new AxEventConfigError(`Route ${route.id} is defined twice`);
-    if (route.target !== undefined && typeof route.target !== 'string') this.registerTarget(route.target);
-    this.#routes.set(route.id, route);
+    if (this.#started) this.#checkTargetKnown(route);
+    this.#add(route);
+    if (this.#started) this.#lint([...this.#startedSources], [route]);
     return this;
+  }
+
+  /** A checked route; `path` names it in the constructor's options. */
+  #add(route: AxEventRouteDefinition, path?: string): void {
+    if (this.#routes.has(route.id)) {
+      const message = `Route ${route.id} is defined twice`;
+      if (path === undefined) throw new AxEventConfigError(message, { routeId: route.id });
+      throw eventRuleError(
+        LABEL,
+        { path: `${path}.id`, expected: 'a route id used once', received: `'${route.id}', defined twice` },
+        { routeId: route.id },
+      );
+    }
+    if (route.target !== undefined && typeof route.target !== 'string')
+      this.#register(route.target, path === undefined ? undefined : `${path}.target`);
+    this.#routes.set(route.id, route);
   }
 
   /** Add a source (await it); after `start()` it is checked and started at once. */
   async addSource(source: AxEventSource): Promise<void> {
+    assertEventOptions(EVENT_SOURCE, source, 'addSource()');
     if (this.#sources.has(source.id)) throw new AxEventConfigError(`Source ${source.id} is added twice`);
     if (this.#started) this.#checkDurability(source);
     this.#sources.set(source.id, source);
@@ -146,6 +229,45 @@ export class AxEventRuntime {
     };
     await source.start(publisher);
     this.#startedSources.add(source);
+    this.#lint([source], [...this.#routes.values()]);
+  }
+
+  /** A route naming a target by id needs that target registered (checked on `start()`). */
+  #checkTargetKnown(route: AxEventRouteDefinition): void {
+    if (typeof route.target !== 'string' || this.#targets.has(route.target)) return;
+    const does = route.action === 'wake' ? 'wakes' : 'resumes only continuations of';
+    throw eventRuleError(
+      `Route ${route.id}`,
+      {
+        path: 'target',
+        expected: `a registered target (Route ${route.id} ${does} unknown target ${route.target})`,
+        received: `'${route.target}'`,
+      },
+      { routeId: route.id },
+    );
+  }
+
+  /** Warn, once per (source, route), about routes these sources' events can never reach. */
+  #lint(sources: readonly AxEventSource[], routes: readonly AxEventRouteDefinition[]): void {
+    for (const source of sources) {
+      let description: AxEventSourceDescription | undefined;
+      try {
+        description = source.describe?.();
+      } catch (error) {
+        this.#report(error, { phase: 'source', sourceId: source.id });
+      }
+      if (!description) continue;
+      for (const warning of sourceWarnings(source.id, description, routes)) {
+        const key = JSON.stringify([warning.details.code, source.id, warning.details.routeId]);
+        if (this.#warned.has(key)) continue;
+        this.#warned.add(key);
+        try {
+          this.#warn(warning.message, warning.details);
+        } catch {
+          // A warning handler that throws must not break the runtime.
+        }
+      }
+    }
   }
 
   /**
@@ -155,13 +277,7 @@ export class AxEventRuntime {
   async start(): Promise<void> {
     if (this.#closing) throw new AxEventClosedError();
     if (this.#started) return;
-    for (const route of this.#routes.values()) {
-      if (route.action === 'wake' && typeof route.target === 'string' && !this.#targets.has(route.target)) {
-        throw new AxEventConfigError(`Route ${route.id} wakes unknown target ${route.target}`, {
-          routeId: route.id,
-        });
-      }
-    }
+    for (const route of this.#routes.values()) this.#checkTargetKnown(route);
     for (const source of this.#sources.values()) this.#checkDurability(source);
     this.#started = true;
     if (this.#o.coordination !== 'multi-worker') await this.store.recoverLeases({ now: this.clock.now() });
@@ -212,6 +328,40 @@ export class AxEventRuntime {
       if (this.#closing) throw new AxEventClosedError();
       await this.#progress.wait(this.clock, Math.min(50, this.#publishTimeoutMs - waited), options.signal);
     }
+  }
+
+  /**
+   * What every route would do with this event, without publishing it: for each route, in
+   * order, whether it would take the event and, if not, the first reason — `type`, `source`,
+   * `subject`, `extension`, `predicate`, `identity` (anonymous events never match
+   * authenticated routes), `trust`, `authorize`, or `continuation` (a resume route finds no
+   * live continuation). It decides with the same code as `publish()`, so it answers what a
+   * publish would do now.
+   *
+   * It stores nothing and runs no target. It does call the routes' predicates and
+   * `authorize` hooks (keep them free of side effects; a hook that throws is a reason, not a
+   * reported error) and looks continuations up in the store. A malformed event throws
+   * {@link AxEventInputError} as `publish()` would.
+   *
+   * @example
+   * ```ts
+   * const why = await runtime.explain(event, { identity, trust: 'authenticated' });
+   * for (const route of why) if (!route.matches) console.log(route.routeId, route.reason?.code, route.reason?.message);
+   * ```
+   */
+  async explain(
+    event: AxEvent,
+    ingress: Omit<AxEventIngress, 'event'> = {},
+  ): Promise<AxEventRouteExplanation[]> {
+    const { record } = normalizeIngress({ ...ingress, event }, { maxEventBytes: this.#o.maxEventBytes });
+    return explainRoutes({
+      routes: this.#routes.values(),
+      ingress: record,
+      scope: identityScope(record.identity),
+      now: this.clock.now(),
+      store: this.store,
+      onError: () => {},
+    });
   }
 
   /** The run record of a run id or a delivery id, or `null`. */
@@ -402,6 +552,7 @@ export class AxEventRuntime {
  * `eventRuntime({ routes, sources, store, allowVolatile, clock })`. Call `start()` to run it.
  */
 export function eventRuntime(config: AxEventRuntimeConfig = {}): AxEventRuntime {
+  if (!isRecord(config)) assertEventOptions(RUNTIME_CONFIG, config, LABEL);
   const { routes = [], ...options } = config;
   return new AxEventRuntime(routes, options);
 }

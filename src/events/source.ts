@@ -4,9 +4,21 @@
  * runtime allows it.
  */
 
+import {
+  anyOf,
+  anything,
+  boolean,
+  func,
+  instance,
+  number,
+  object,
+  record,
+  required,
+  string,
+} from '../options/check.js';
 import type { AxEventClock } from './clock.js';
-import { type AxEventDraft, type AxEventIngress, createEvent } from './envelope.js';
-import { AxEventConfigError, AxEventError } from './errors.js';
+import { type AxEventDraft, type AxEventIngress, type AxEventTrust, createEvent } from './envelope.js';
+import { AxEventError, assertEventOptions } from './errors.js';
 import type { AxEventDurability } from './store.js';
 
 /** What `publish()` returns. */
@@ -36,6 +48,32 @@ export interface AxEventPublisher {
   readonly clock: AxEventClock;
 }
 
+/** A type a source would publish but, as configured now, does not. */
+export interface AxEventWithheldType {
+  /** The event type (`mcp.resource.updated`). */
+  type: string;
+  /** Why, and what to set: "its resourceSubscriptions policy is 'none' (the default): set …". */
+  reason: string;
+}
+
+/**
+ * What a source says about the events it publishes, so the runtime can report routes those
+ * events can never reach (`onWarning`). Leave out what you do not know: the runtime only
+ * warns about what a description states.
+ */
+export interface AxEventSourceDescription {
+  /** The CloudEvents `source` of its events (`mcp://inventory`). */
+  sources?: readonly string[];
+  /** The event types it may publish (exact names). */
+  types?: readonly string[];
+  /** Whether its events carry an identity: never (`anonymous`), always (`identified`), or it `varies`. */
+  identity?: 'anonymous' | 'identified' | 'varies';
+  /** The trust of its events, or `varies`. */
+  trust?: AxEventTrust | 'varies';
+  /** Types it would publish but, as configured now, does not, with the reason. */
+  withheld?: readonly AxEventWithheldType[];
+}
+
 /** A producer of events, started and closed by the runtime. */
 export interface AxEventSource {
   readonly id: string;
@@ -43,7 +81,39 @@ export interface AxEventSource {
   readonly requiresDurable?: boolean;
   start(publisher: AxEventPublisher): void | Promise<void>;
   close(): void | Promise<void>;
+  /**
+   * Optional: what the source publishes, as it stands after `start()`. The runtime calls it
+   * once per start (and again when a route is added later) to warn about routes its events
+   * can never reach: anonymous or untrusted events for routes that all require
+   * authentication, or a type a route waits for that the source withholds.
+   */
+  describe?(): AxEventSourceDescription | undefined;
 }
+
+/** What a runtime's `sources` hold: objects with an id, `start` and `close`. */
+export const EVENT_SOURCE = instance(
+  'an event source { id, start(publisher), close() }',
+  (v) =>
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as AxEventSource).id === 'string' &&
+    (v as AxEventSource).id.length > 0 &&
+    typeof (v as AxEventSource).start === 'function' &&
+    typeof (v as AxEventSource).close === 'function',
+);
+
+/** Options of {@link AxPushEventSource}. */
+export interface AxPushEventSourceOptions {
+  id: string;
+  /** Refuse a volatile store for this source (unless the runtime sets `allowVolatile`). */
+  requiresDurable?: boolean;
+}
+
+/** What {@link AxPushEventSource} accepts; checked once in the constructor. */
+export const PUSH_SOURCE_OPTIONS = object(
+  { id: required(string({ nonEmpty: true })), requiresDurable: boolean() },
+  { expected: 'options { id, requiresDurable? }', aliases: { durable: 'requiresDurable' } },
+);
 
 /** A source the application pushes events into: `source.push({ event, identity, trust })`. */
 export class AxPushEventSource implements AxEventSource {
@@ -51,9 +121,8 @@ export class AxPushEventSource implements AxEventSource {
   readonly requiresDurable: boolean;
   #publisher: AxEventPublisher | null = null;
 
-  constructor(options: { id: string; requiresDurable?: boolean }) {
-    if (typeof options?.id !== 'string' || options.id.length === 0)
-      throw new AxEventConfigError('A source needs an id');
+  constructor(options: AxPushEventSourceOptions) {
+    assertEventOptions(PUSH_SOURCE_OPTIONS, options, 'AxPushEventSource options');
     this.id = options.id;
     this.requiresDurable = options.requiresDurable ?? false;
   }
@@ -84,6 +153,34 @@ export interface AxTimerEventSourceOptions {
   requiresDurable?: boolean;
 }
 
+/** The shape of a timer's event draft (`id` and `time` are added per tick). */
+const TIMER_EVENT = object(
+  {
+    source: required(string({ nonEmpty: true })),
+    type: required(string({ nonEmpty: true })),
+    subject: string(),
+    datacontenttype: string(),
+    dataschema: string(),
+    data: anything(),
+    extensions: record(anyOf(string(), number(), boolean()), 'an object of scalar extension values'),
+  },
+  { expected: 'an event draft { source, type, subject?, data?, … }' },
+);
+
+/** What {@link AxTimerEventSource} accepts; checked once in the constructor. */
+export const TIMER_SOURCE_OPTIONS = object(
+  {
+    id: required(string({ nonEmpty: true })),
+    everyMs: required(number({ min: 1 })),
+    event: required(anyOf(func('a function (tick, now) => ingress'), TIMER_EVENT)),
+    requiresDurable: boolean(),
+  },
+  {
+    expected: 'options { id, everyMs, event, requiresDurable? }',
+    aliases: { intervalMs: 'everyMs', interval: 'everyMs', every: 'everyMs', durable: 'requiresDurable' },
+  },
+);
+
 /**
  * Publishes an event every `everyMs` on the runtime's clock (trusted, anonymous unless the
  * factory says otherwise). Its loop ends on `close()`.
@@ -96,11 +193,7 @@ export class AxTimerEventSource implements AxEventSource {
   #loop: Promise<void> | null = null;
 
   constructor(options: AxTimerEventSourceOptions) {
-    if (typeof options?.id !== 'string' || options.id.length === 0)
-      throw new AxEventConfigError('A source needs an id');
-    if (!(Number.isFinite(options.everyMs) && options.everyMs > 0)) {
-      throw new AxEventConfigError(`Source ${options.id}: everyMs must be positive`);
-    }
+    assertEventOptions(TIMER_SOURCE_OPTIONS, options, 'AxTimerEventSource options');
     this.id = options.id;
     this.requiresDurable = options.requiresDurable ?? false;
     this.#options = options;
@@ -125,6 +218,13 @@ export class AxTimerEventSource implements AxEventSource {
         }
       }
     })();
+  }
+
+  /** A draft event: its type and source, anonymous and trusted. A factory: nothing known. */
+  describe(): AxEventSourceDescription | undefined {
+    const make = this.#options.event;
+    if (typeof make === 'function') return undefined;
+    return { types: [make.type], sources: [make.source], identity: 'anonymous', trust: 'trusted' };
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,8 @@
  * programs (`getState`/`setState`) use it automatically.
  */
 
+import { object } from '../options/check.js';
+import { assertEventOptions } from './errors.js';
 import { toPersistableJson } from './json.js';
 
 /** Where target state lives. Values are plain JSON. */
@@ -11,9 +13,22 @@ export interface AxEventStateStore {
   save(key: string, state: unknown): Promise<void>;
 }
 
+/**
+ * Options of {@link AxMemoryEventStateStore}: none yet. It is unbounded and volatile; an
+ * option given anyway (a size limit it does not have) is refused rather than ignored.
+ */
+export type AxMemoryEventStateStoreOptions = Record<string, never>;
+
+/** What {@link AxMemoryEventStateStore} accepts: no options. */
+export const MEMORY_STATE_STORE_OPTIONS = object({}, { expected: 'no options ({})' });
+
 /** A volatile {@link AxEventStateStore} in memory; values are copied in and out. */
 export class AxMemoryEventStateStore implements AxEventStateStore {
   readonly #values = new Map<string, string>();
+
+  constructor(options: AxMemoryEventStateStoreOptions = {}) {
+    assertEventOptions(MEMORY_STATE_STORE_OPTIONS, options, 'AxMemoryEventStateStore options');
+  }
 
   async load(key: string): Promise<unknown> {
     const text = this.#values.get(key);

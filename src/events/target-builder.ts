@@ -3,63 +3,72 @@
  * `eventTarget('notify').invoke(fn).retrySafety('idempotent').build()`.
  */
 
+import { kindOf } from '../options/check.js';
 import type { AxEventIngressRecord } from './envelope.js';
-import { AxEventConfigError, AxEventOutcomeUnknownError } from './errors.js';
-import { type AxEventInputField, type AxEventInputPlan, indexInputFields } from './input.js';
-import { assertPlainJson } from './json.js';
-import { type AxEventPath, isEventPath } from './path.js';
-import type {
-  AxEventContext,
-  AxEventMapInputContext,
-  AxEventProgram,
-  AxEventRetrySafety,
-  AxEventSink,
-  AxEventTargetDefinition,
-  AxEventWaitFor,
+import { AxEventOutcomeUnknownError, assertEventOptions, eventRuleError } from './errors.js';
+import { type AxEventInputField, AxEventInputPlan, eventInput } from './input.js';
+import type { AxEventPath } from './path.js';
+import {
+  type AxEventContext,
+  type AxEventMapInputContext,
+  type AxEventProgram,
+  type AxEventRetrySafety,
+  type AxEventSink,
+  type AxEventTargetDefinition,
+  type AxEventWaitFor,
+  TARGET_DEFINITION,
 } from './target.js';
 
-/** Check a target definition; throws {@link AxEventConfigError}. */
+/**
+ * What `.input()`, `.wakeInput()` and `.resumeInput()` take: a plan, or a callback that
+ * receives a fresh `eventInput()` builder and returns it. Both give the same deliveries.
+ *
+ * @example
+ * ```ts
+ * eventTarget('reindex').input((input) => input.field('uri', eventPath.data('uri'))).invoke(fn).build();
+ * eventTarget('reindex').input(eventInput().field('uri', eventPath.data('uri'))).invoke(fn).build();
+ * ```
+ */
+export type AxEventInputPlanner = AxEventInputPlan | ((input: AxEventInputPlan) => AxEventInputPlan);
+
+const PLANNER_EXPECTED = 'an eventInput() plan, or a callback (input) => input.field(…) that returns it';
+
+/** The plan of a planner, or the issue that says why there is none. */
+function resolvePlanner(
+  planner: unknown,
+  path: string,
+): { plan: AxEventInputPlan } | { issue: { path: string; expected: string; received: string } } {
+  if (planner instanceof AxEventInputPlan) return { plan: planner };
+  if (typeof planner !== 'function')
+    return { issue: { path, expected: PLANNER_EXPECTED, received: kindOf(planner) } };
+  const plan: unknown = planner(eventInput());
+  if (plan instanceof AxEventInputPlan) return { plan };
+  const received =
+    plan === undefined
+      ? 'a callback that returned nothing (return the builder)'
+      : `a callback that returned ${kindOf(plan)}`;
+  return { issue: { path, expected: PLANNER_EXPECTED, received } };
+}
+
+/** How a target is named in messages: `Target triage`. */
+export function targetLabel(target: unknown): string {
+  const id = (target as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' && id.length > 0 ? `Target ${id}` : 'Target definition';
+}
+
+/**
+ * Check a target definition (record form); throws {@link AxEventConfigError} (`invalid_options`)
+ * with the path of the first problem (`inputFields[1].name`, `invoke`) and, for a misspelled
+ * key, the nearest known name.
+ */
 export function checkTarget(target: AxEventTargetDefinition): void {
-  const id = target?.id;
-  if (typeof id !== 'string' || id.length === 0)
-    throw new AxEventConfigError('A target needs a non-empty id');
-  const fail = (message: string) => new AxEventConfigError(`Target ${id}: ${message}`, { targetId: id });
-  if (typeof target.invoke !== 'function') throw fail('invoke must be a function');
-  if (
-    target.retrySafety !== undefined &&
-    target.retrySafety !== 'idempotent' &&
-    target.retrySafety !== 'unknown'
-  ) {
-    throw fail("retrySafety must be 'idempotent' or 'unknown'");
-  }
-  const hasPlan =
-    target.input !== undefined || target.wakeInput !== undefined || target.resumeInput !== undefined;
-  if (target.mapInput !== undefined && (hasPlan || typeof target.mapInput !== 'function')) {
-    throw fail('mapInput is a function and cannot be combined with input plans');
-  }
-  if (target.inputFields !== undefined) indexInputFields(target.inputFields);
-  for (const w of target.waitFor ?? []) {
-    if (typeof w.kind !== 'string' || w.kind.length === 0 || !isEventPath(w.path)) {
-      throw fail('waitFor needs a kind and an eventPath');
-    }
-    if (w.expiresInMs !== undefined && !(Number.isFinite(w.expiresInMs) && w.expiresInMs > 0)) {
-      throw fail('waitFor expiresInMs must be a positive number');
-    }
-    if (w.metadata !== undefined) assertPlainJson(w.metadata, 'waitFor metadata');
-  }
-  const sinkIds = new Set<string>();
-  for (const s of target.sinks ?? []) {
-    if (typeof s.id !== 'string' || s.id.length === 0 || typeof s.write !== 'function' || sinkIds.has(s.id)) {
-      throw fail('each sink needs a unique id and a write function');
-    }
-    sinkIds.add(s.id);
-  }
-  if (
-    target.maxAttempts !== undefined &&
-    !(Number.isSafeInteger(target.maxAttempts) && target.maxAttempts >= 1)
-  ) {
-    throw fail('maxAttempts must be a positive integer');
-  }
+  const id = (target as { id?: unknown } | null)?.id;
+  assertEventOptions(
+    TARGET_DEFINITION,
+    target,
+    targetLabel(target),
+    typeof id === 'string' ? { targetId: id } : {},
+  );
 }
 
 /** Per-program lock, so a stateful program never interleaves two instances' state. */
@@ -115,10 +124,11 @@ export class AxEventTargetBuilder {
   #program?: AxEventProgram;
   #ai?: unknown;
   #hasAi = false;
-  #forwardOptions: Record<string, unknown> = {};
+  #forwardOptions: Record<string, unknown> | undefined;
   #def: Omit<Partial<AxEventTargetDefinition>, 'waitFor' | 'sinks'> = {};
   readonly #waitFor: AxEventWaitFor[] = [];
   readonly #sinks: AxEventSink[] = [];
+  readonly #planners: Partial<Record<'input' | 'wakeInput' | 'resumeInput', unknown>> = {};
 
   constructor(id: string) {
     this.#id = id;
@@ -151,25 +161,28 @@ export class AxEventTargetBuilder {
 
   /** Declared input fields (a program's own `inputFields` are used when not given). */
   inputFields(fields: readonly AxEventInputField[]): this {
-    this.#def.inputFields = [...fields];
+    this.#def.inputFields = Array.isArray(fields) ? [...fields] : fields;
     return this;
   }
 
-  /** The input plan for wakes and resumes. */
-  input(plan: AxEventInputPlan): this {
-    this.#def.input = plan;
+  /**
+   * The input plan for wakes and resumes: a plan, or `(input) => input.field(…)` (see
+   * {@link AxEventInputPlanner}). Anything else is refused at `build()`.
+   */
+  input(plan: AxEventInputPlanner): this {
+    this.#planners.input = plan;
     return this;
   }
 
-  /** The input plan for wakes. */
-  wakeInput(plan: AxEventInputPlan): this {
-    this.#def.wakeInput = plan;
+  /** The input plan for wakes (a plan or a callback, as for {@link input}). */
+  wakeInput(plan: AxEventInputPlanner): this {
+    this.#planners.wakeInput = plan;
     return this;
   }
 
-  /** The input plan for resumes. */
-  resumeInput(plan: AxEventInputPlan): this {
-    this.#def.resumeInput = plan;
+  /** The input plan for resumes (a plan or a callback, as for {@link input}). */
+  resumeInput(plan: AxEventInputPlanner): this {
+    this.#planners.resumeInput = plan;
     return this;
   }
 
@@ -203,21 +216,37 @@ export class AxEventTargetBuilder {
     return this;
   }
 
-  /** Check and return the target. */
+  /**
+   * Check and return the target: builder rules first (one of `invoke`/`program`, `.ai()` with
+   * a program, plans or callbacks that return plans), then the record check
+   * ({@link checkTarget}). Throws {@link AxEventConfigError} (`invalid_options`) with the path.
+   */
   build(): AxEventTargetDefinition {
-    const fail = (message: string) =>
-      new AxEventConfigError(`Target ${this.#id}: ${message}`, { targetId: this.#id });
-    if (this.#invoke && this.#program) throw fail('use invoke() or program(), not both');
+    const label = targetLabel({ id: this.#id });
+    const context = { targetId: this.#id };
+    const fail = (path: string, expected: string, received: string) =>
+      eventRuleError(label, { path, expected, received }, context);
+    if (this.#invoke && this.#program) throw fail('program', 'invoke(fn) or program(p), not both', 'both');
     let invoke = this.#invoke;
     let inputFields = this.#def.inputFields;
     if (this.#program) {
-      if (typeof this.#program.forward !== 'function') throw fail('a program needs a forward() method');
-      if (!this.#hasAi) throw fail('a program target needs .ai(service)');
+      if (typeof this.#program.forward !== 'function')
+        throw fail('program', 'a program with a forward(ai, input, options) method', kindOf(this.#program));
+      if (!this.#hasAi) throw fail('ai', 'an AI service: a program target needs .ai(service)', 'nothing');
       invoke = programInvoke(this.#program, this.#ai, this.#forwardOptions);
       inputFields ??= this.#program.inputFields ? [...this.#program.inputFields] : undefined;
+    } else if (this.#hasAi || this.#forwardOptions !== undefined) {
+      const what = this.#hasAi ? 'ai' : 'forwardOptions';
+      throw fail(what, `nothing: ${what}() is for program(p) targets`, 'a value');
     }
-    if (!invoke) throw fail('choose invoke(fn) or program(p).ai(service)');
+    if (!invoke) throw fail('invoke', 'invoke(fn) or program(p).ai(service)', 'nothing');
     const target: AxEventTargetDefinition = { ...this.#def, id: this.#id, invoke };
+    for (const key of ['input', 'wakeInput', 'resumeInput'] as const) {
+      if (!Object.hasOwn(this.#planners, key)) continue;
+      const resolved = resolvePlanner(this.#planners[key], key);
+      if ('issue' in resolved) throw eventRuleError(label, resolved.issue, context);
+      target[key] = resolved.plan;
+    }
     if (inputFields) target.inputFields = inputFields;
     if (this.#waitFor.length > 0) target.waitFor = [...this.#waitFor];
     if (this.#sinks.length > 0) target.sinks = [...this.#sinks];

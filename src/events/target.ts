@@ -5,6 +5,19 @@
  * without changes to the runtime.
  */
 
+import {
+  type AxOptionsIssue,
+  anything,
+  array,
+  boolean,
+  func,
+  instance,
+  number,
+  object,
+  oneOf,
+  required,
+  string,
+} from '../options/check.js';
 import type {
   AxEventCorrelation,
   AxEventEnvelope,
@@ -12,9 +25,10 @@ import type {
   AxEventIngressRecord,
   AxEventTrust,
 } from './envelope.js';
-import type { AxEventInputField, AxEventInputPlan } from './input.js';
-import type { AxJsonValue } from './json.js';
-import type { AxEventPath } from './path.js';
+import { optionPath, withRules } from './errors.js';
+import { type AxEventInputField, AxEventInputPlan } from './input.js';
+import { type AxJsonValue, assertPlainJson, isUnsafeKey } from './json.js';
+import { type AxEventPath, isEventPath } from './path.js';
 import type { AxEventAction, AxEventContinuation, AxEventRun } from './store.js';
 
 /** Whether a target may safely run again after a failure that happened after it was invoked. */
@@ -126,6 +140,125 @@ export interface AxEventTargetDefinition {
   /** Overrides the runtime's `maxAttempts` for this target. */
   maxAttempts?: number;
 }
+
+/** A checked path built with `eventPath`. */
+export const EVENT_PATH = instance('an eventPath (eventPath.data(…), eventPath.subject(), …)', isEventPath);
+
+/** A plan built with `eventInput()` (the record form takes the plan itself, not a callback). */
+export const INPUT_PLAN = instance(
+  'an eventInput() plan (the callback form is for the builder: eventTarget(id).input((input) => …))',
+  (value) => value instanceof AxEventInputPlan,
+);
+
+/** The shape of an {@link AxEventInputField}. */
+export const INPUT_FIELD = object(
+  {
+    name: required(string({ nonEmpty: true })),
+    type: oneOf('string', 'number', 'integer', 'boolean', 'object', 'array', 'json'),
+    optional: boolean(),
+    description: string(),
+  },
+  { expected: 'an input field { name, type?, optional?, description? }' },
+);
+
+const WAIT_FOR = object(
+  {
+    kind: required(string({ nonEmpty: true })),
+    path: required(EVENT_PATH),
+    expiresInMs: number({ min: 1 }),
+    metadata: anything(),
+  },
+  { expected: 'a wait { kind, path, expiresInMs?, metadata? }', aliases: { expiresIn: 'expiresInMs' } },
+);
+
+/** Sinks are objects of the application's (class instances too): only `id` and `write` are read. */
+const SINK = object(
+  { id: required(string({ nonEmpty: true })), write: required(func('a function (output, context)')) },
+  { expected: 'a sink { id, write(output, context) }', open: true },
+);
+
+const PLAN_KEYS = ['input', 'wakeInput', 'resumeInput'] as const;
+
+/** Rules beyond shapes: unique field and sink names, plans that fit the declared fields. */
+function targetRules(target: AxEventTargetDefinition, path: string, issues: AxOptionsIssue[]): void {
+  const declared = new Set<string>();
+  target.inputFields?.forEach((field, index) => {
+    const at = `${optionPath(path, 'inputFields')}[${index}].name`;
+    if (isUnsafeKey(field.name))
+      issues.push({ path: at, expected: 'a safe field name', received: `'${field.name}'` });
+    else if (declared.has(field.name))
+      issues.push({ path: at, expected: 'a name declared once', received: `'${field.name}' again` });
+    declared.add(field.name);
+  });
+  const plans = PLAN_KEYS.filter((key) => target[key] !== undefined);
+  if (target.mapInput !== undefined && plans.length > 0) {
+    issues.push({
+      path: optionPath(path, 'mapInput'),
+      expected: `a function or input plans, not both (${plans.join(', ')} given)`,
+      received: 'a function',
+    });
+  }
+  if (target.inputFields !== undefined) {
+    for (const key of plans) {
+      for (const step of target[key]!.steps) {
+        if (step.kind === 'field' && !declared.has(step.name)) {
+          issues.push({
+            path: optionPath(path, key),
+            expected: `fields among the declared inputFields (${[...declared].join(', ') || 'none'})`,
+            received: `field '${step.name}'`,
+          });
+        }
+      }
+    }
+  }
+  target.waitFor?.forEach((wait, index) => {
+    if (wait.metadata === undefined) return;
+    try {
+      assertPlainJson(wait.metadata, 'metadata');
+    } catch (error) {
+      issues.push({
+        path: `${optionPath(path, 'waitFor')}[${index}].metadata`,
+        expected: 'plain JSON',
+        received: (error as Error).message,
+      });
+    }
+  });
+  const sinkIds = new Set<string>();
+  target.sinks?.forEach((sink, index) => {
+    if (sinkIds.has(sink.id)) {
+      issues.push({
+        path: `${optionPath(path, 'sinks')}[${index}].id`,
+        expected: 'a sink id used once',
+        received: `'${sink.id}' again`,
+      });
+    }
+    sinkIds.add(sink.id);
+  });
+}
+
+/** What a target definition may hold; checked once when it is built or registered. */
+export const TARGET_DEFINITION = withRules<AxEventTargetDefinition>(
+  object(
+    {
+      id: required(string({ nonEmpty: true })),
+      retrySafety: oneOf('idempotent', 'unknown'),
+      inputFields: array(INPUT_FIELD),
+      input: INPUT_PLAN,
+      wakeInput: INPUT_PLAN,
+      resumeInput: INPUT_PLAN,
+      mapInput: func('a function (ingress, context) => input'),
+      invoke: required(func('a function (input, context)')),
+      waitFor: array(WAIT_FOR),
+      sinks: array(SINK),
+      maxAttempts: number({ integer: true, min: 1 }),
+    },
+    {
+      expected: 'a target definition { id, invoke, … }',
+      aliases: { run: 'invoke', handler: 'invoke', fields: 'inputFields', retry: 'retrySafety' },
+    },
+  ),
+  targetRules,
+);
 
 /** Options `forward` receives from the runtime. */
 export interface AxEventForwardOptions {

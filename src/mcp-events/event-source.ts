@@ -3,9 +3,16 @@ import type { AxMCPClientEvent } from '../client/events.js';
 import type { AxMCPListening } from '../client/listening.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
 import type { AxEventIdentity, AxEventTrust } from '../events/envelope.js';
-import type { AxEventPublisher, AxEventSource } from '../events/source.js';
+import { assertEventOptions } from '../events/errors.js';
+import type {
+  AxEventPublisher,
+  AxEventSource,
+  AxEventSourceDescription,
+  AxEventWithheldType,
+} from '../events/source.js';
+import { anyOf, array, boolean, func, instance, object, oneOf, required, string } from '../options/check.js';
 import { AxMCPUnsupportedError } from '../protocol/errors.js';
-import { toIngress } from './normalize.js';
+import { MCP_EVENT_TYPES, mcpSource, toIngress } from './normalize.js';
 import { type AxMCPResourceSubscriptionPolicy, policySubscribes, selectResources } from './policy.js';
 
 /** Options of {@link AxMCPEventSource}. */
@@ -26,6 +33,56 @@ export interface AxMCPEventSourceOptions {
   /** Refuse a volatile event store (default false). */
   requiresDurable?: boolean;
 }
+
+/** An {@link AxMCPClient} (or an object with its shape: a `namespace`, `subscribeEvents` and `inspectCatalog`). */
+export const MCP_CLIENT = instance('an AxMCPClient', (v) => {
+  const client = v as { namespace?: unknown; subscribeEvents?: unknown; inspectCatalog?: unknown } | null;
+  return (
+    typeof client === 'object' &&
+    client !== null &&
+    typeof client.namespace === 'string' &&
+    typeof client.subscribeEvents === 'function' &&
+    typeof client.inspectCatalog === 'function'
+  );
+});
+
+const NAME = string({ nonEmpty: true });
+
+/** What {@link AxMCPEventSource} accepts; checked once in the constructor. */
+export const MCP_EVENT_SOURCE_OPTIONS = object(
+  {
+    client: required(MCP_CLIENT),
+    resourceSubscriptions: anyOf(
+      oneOf('none', 'all'),
+      array(NAME),
+      object(
+        { select: required(func('a function (resource, catalog) => boolean')) },
+        { expected: '{ select }' },
+      ),
+    ),
+    identity: object(
+      { tenantId: NAME, accountId: NAME, userId: NAME, sessionId: NAME },
+      {
+        expected: 'an identity { tenantId?, accountId?, userId?, sessionId? }',
+        aliases: { tenant: 'tenantId', user: 'userId', account: 'accountId' },
+      },
+    ),
+    trust: oneOf('trusted', 'authenticated', 'untrusted'),
+    resolveIdentity: func('a function (event) => { identity?, trust? }'),
+    id: NAME,
+    requiresDurable: boolean(),
+  },
+  {
+    expected: 'options { client, resourceSubscriptions?, identity?, trust?, … }',
+    aliases: {
+      subscriptions: 'resourceSubscriptions',
+      resources: 'resourceSubscriptions',
+      policy: 'resourceSubscriptions',
+      subscribe: 'resourceSubscriptions',
+      durable: 'requiresDurable',
+    },
+  },
+);
 
 /**
  * Publishes a client's notifications as attributed events, and owns the resource
@@ -59,7 +116,11 @@ export class AxMCPEventSource implements AxEventSource {
   /** Tells this source's events apart from an earlier instance's (revisions restart per client). */
   readonly #origin = crypto.randomUUID();
 
+  /** The URIs the policy selected at the last reconcile (`undefined` before the first). */
+  #selected: readonly string[] | undefined;
+
   constructor(options: AxMCPEventSourceOptions) {
+    assertEventOptions(MCP_EVENT_SOURCE_OPTIONS, options, 'AxMCPEventSource options');
     this.client = options.client;
     this.id = options.id ?? `mcp:${options.client.namespace}`;
     this.requiresDurable = options.requiresDurable ?? false;
@@ -107,11 +168,15 @@ export class AxMCPEventSource implements AxEventSource {
 
   /** Brings this source's subscriptions in line with its policy and the current catalog. */
   async reconcile(): Promise<void> {
-    if (!policySubscribes(this.#policy) && this.#owned.size === 0) return;
+    if (!policySubscribes(this.#policy) && this.#owned.size === 0) {
+      this.#selected = [];
+      return;
+    }
     const catalog = await this.client.inspectCatalog();
     let wanted: string[];
     try {
       wanted = selectResources(this.#policy, catalog);
+      this.#selected = wanted;
     } catch (error) {
       // A selector that throws keeps the last good selection.
       this.#publisher?.reportError(error);
@@ -159,6 +224,42 @@ export class AxMCPEventSource implements AxEventSource {
         ),
       );
     }
+  }
+
+  /**
+   * What this source publishes, for the runtime's warnings: the `mcp://<namespace>` source,
+   * the MCP event types, its attribution (`varies` with `resolveIdentity`), and
+   * `mcp.resource.updated` as withheld while its policy selects no resource and the client
+   * holds no subscription of another owner.
+   */
+  describe(): AxEventSourceDescription {
+    const perEvent = this.#options.resolveIdentity !== undefined;
+    const withheld = this.#withheld();
+    const types = Object.values(MCP_EVENT_TYPES).filter((type) => withheld?.type !== type);
+    return {
+      sources: [mcpSource(this.client.namespace)],
+      types,
+      identity: perEvent ? 'varies' : this.#options.identity ? 'identified' : 'anonymous',
+      trust: perEvent ? 'varies' : (this.#options.trust ?? 'untrusted'),
+      ...(withheld ? { withheld: [withheld] } : {}),
+    };
+  }
+
+  #withheld(): AxEventWithheldType | undefined {
+    if (this.#selected === undefined || this.#selected.length > 0) return undefined;
+    // Updates of resources another owner subscribed through the same client still arrive.
+    if (this.client.subscriptions.length > 0) return undefined;
+    const policy = this.#policy;
+    const why =
+      policy === 'none'
+        ? `its resourceSubscriptions policy is 'none'${this.#options.resourceSubscriptions === undefined ? ' (the default)' : ''}`
+        : Array.isArray(policy)
+          ? 'its resourceSubscriptions list is empty'
+          : `its resourceSubscriptions policy selected no resource of the ${this.client.namespace} catalog`;
+    return {
+      type: MCP_EVENT_TYPES.resourceUpdated,
+      reason: `${why}: set resourceSubscriptions to 'all', a list of URIs or { select(resource) } on the AxMCPEventSource`,
+    };
   }
 
   /** Stops publishing and releases only this source's subscriptions. */

@@ -1,6 +1,9 @@
 import type { AxMCPClient } from '../client/client.js';
+import { assertEventOptions } from '../events/errors.js';
 import type { AxEventHandler, AxEventRouteDefinition } from '../events/route.js';
 import { eventRoute } from '../events/route-builder.js';
+import { func, object, required } from '../options/check.js';
+import { MCP_CLIENT } from './event-source.js';
 import { MCP_EVENT_TYPES, MCP_TASK_CORRELATION, mcpSource } from './normalize.js';
 
 /** Options of {@link axMCPEventRoutes}. */
@@ -12,6 +15,23 @@ export interface AxMCPEventRoutesOptions {
   onObserve?: AxEventHandler;
 }
 
+/** What {@link axMCPEventRoutes} accepts; checked once per call. */
+export const MCP_EVENT_ROUTES_OPTIONS = object(
+  {
+    client: required(MCP_CLIENT),
+    onCatalogInvalidated: func('a function (ingress, context)'),
+    onObserve: func('a function (ingress, context)'),
+  },
+  {
+    expected: 'options { client, onCatalogInvalidated?, onObserve? }',
+    aliases: {
+      onCatalogChanged: 'onCatalogInvalidated',
+      onInvalidate: 'onCatalogInvalidated',
+      observe: 'onObserve',
+    },
+  },
+);
+
 const RESUMING_STATUSES = new Set(['input_required', 'completed', 'failed', 'cancelled']);
 
 /**
@@ -22,6 +42,7 @@ const RESUMING_STATUSES = new Set(['input_required', 'completed', 'failed', 'can
  * route for that.
  */
 export function axMCPEventRoutes(options: AxMCPEventRoutesOptions): AxEventRouteDefinition[] {
+  assertEventOptions(MCP_EVENT_ROUTES_OPTIONS, options, 'axMCPEventRoutes options');
   const namespace = options.client.namespace;
   const source = mcpSource(namespace);
   return [

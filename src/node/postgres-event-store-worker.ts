@@ -5,11 +5,12 @@
  * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
  */
 
-import { AxEventConfigError } from '../events/errors.js';
+import { AxEventClosedError, type AxEventConfigError, assertEventOptions } from '../events/errors.js';
 import type { AxEventRuntime } from '../events/runtime.js';
 import { eventRuntime } from '../events/runtime.js';
-import type { AxEventRuntimeConfig } from '../events/runtime-options.js';
-import type { AxPostgresEventStore } from './postgres-event-store.js';
+import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../events/runtime-options.js';
+import { instance, number, object, required } from '../options/check.js';
+import { AxPostgresEventStore } from './postgres-event-store.js';
 
 /** Options of {@link AxPostgresEventWorker}: the runtime's, with the store it runs on. */
 export interface AxPostgresEventWorkerOptions
@@ -24,6 +25,39 @@ export interface AxPostgresEventWorkerOptions
    */
   pollIntervalMs?: number;
 }
+
+/** The worker sets these on its runtime itself. */
+const SET_BY_WORKER = new Set(['store', 'scheduling', 'coordination']);
+const RUNTIME_KEYS = Object.fromEntries(
+  Object.entries(RUNTIME_CONFIG.keys).filter(([key]) => !SET_BY_WORKER.has(key)),
+);
+
+/**
+ * What {@link AxPostgresEventWorker} accepts: the runtime's options but `store`,
+ * `scheduling` and `coordination` (the worker sets those), and its store. Checked once in the
+ * constructor, before anything connects.
+ */
+export const POSTGRES_EVENT_WORKER_OPTIONS = object(
+  {
+    ...RUNTIME_KEYS,
+    store: required(
+      instance('an AxPostgresEventStore', (v) => {
+        const store = v as Partial<AxPostgresEventStore> | null;
+        return (
+          v instanceof AxPostgresEventStore ||
+          (typeof store === 'object' &&
+            store !== null &&
+            typeof store.migrate === 'function' &&
+            typeof store.onWork === 'function' &&
+            typeof store.claim === 'function')
+        );
+      }),
+    ),
+    workerConcurrency: number({ integer: true, min: 1 }),
+    pollIntervalMs: number({ min: 1 }),
+  },
+  { expected: 'options { store, routes?, targets?, sources?, workerConcurrency?, … }' },
+);
 
 /** Options of {@link AxPostgresEventWorker.close}. */
 export interface AxPostgresEventWorkerCloseOptions {
@@ -56,14 +90,13 @@ export class AxPostgresEventWorker {
   #busy = 0;
   #closing: Promise<void> | null = null;
 
+  /**
+   * Checks the options (the routes, targets and sources in them too) before anything
+   * connects: a problem throws {@link AxEventConfigError} (`invalid_options`) with its path.
+   */
   constructor(options: AxPostgresEventWorkerOptions) {
+    assertEventOptions(POSTGRES_EVENT_WORKER_OPTIONS, options, 'AxPostgresEventWorker options');
     const { store, workerConcurrency = 4, pollIntervalMs = 5000, ...runtimeOptions } = options;
-    if (!(Number.isInteger(workerConcurrency) && workerConcurrency >= 1)) {
-      throw new AxEventConfigError('workerConcurrency must be a positive integer');
-    }
-    if (!(Number.isFinite(pollIntervalMs) && pollIntervalMs >= 1)) {
-      throw new AxEventConfigError('pollIntervalMs must be a number ≥ 1');
-    }
     this.store = store;
     this.#concurrency = workerConcurrency;
     this.#pollMs = pollIntervalMs;
@@ -90,7 +123,7 @@ export class AxPostgresEventWorker {
 
   /** Migrate the store if needed, start the runtime (and its sources), then the lanes. */
   async start(): Promise<void> {
-    if (this.#closing) throw new AxEventConfigError('This worker is closed');
+    if (this.#closing) throw new AxEventClosedError('PostgreSQL event worker');
     if (this.#started) return;
     this.#started = true;
     await this.store.migrate();

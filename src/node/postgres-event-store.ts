@@ -8,7 +8,14 @@
  */
 
 import type pg from 'pg';
-import { AxEventClosedError, AxEventConfigError, AxEventError, AxEventInputError } from '../events/errors.js';
+import {
+  AxEventClosedError,
+  AxEventConfigError,
+  AxEventError,
+  AxEventInputError,
+  assertEventOptions,
+  eventRuleError,
+} from '../events/errors.js';
 import type {
   AxEventAppendInput,
   AxEventAppendResult,
@@ -24,6 +31,7 @@ import type {
 } from '../events/store.js';
 import { isTerminalRunStatus } from '../events/store.js';
 import { deliveryToRun } from '../events/store-helpers.js';
+import { boolean, func, instance, number, object, string } from '../options/check.js';
 import {
   type AxPostgresConnectionOptions,
   fromPgText,
@@ -31,6 +39,7 @@ import {
   type Migration,
   PostgresConnection,
   type StoreErrors,
+  schemaNameProblem,
   sqlState,
   toPgText as t,
   toPgTextOrNull as tn,
@@ -68,6 +77,62 @@ export interface AxPostgresEventStoreOptions extends AxPostgresConnectionOptions
   notifyIntervalMs?: number;
   /** Failures with no caller to throw to: the `LISTEN` connection, idle pool connections, `NOTIFY`. */
   onError?: (error: unknown) => void;
+}
+
+const LABEL = 'AxPostgresEventStore options';
+
+/**
+ * What {@link AxPostgresEventStore} accepts (the connection keys of
+ * `AxPostgresConnectionOptions` included); checked once in the constructor, before any pool
+ * or connection is made.
+ */
+export const POSTGRES_EVENT_STORE_OPTIONS = object(
+  {
+    pool: instance('a pg Pool', (v) => {
+      const pool = v as { query?: unknown; connect?: unknown } | null;
+      return (
+        typeof pool === 'object' &&
+        pool !== null &&
+        typeof pool.query === 'function' &&
+        typeof pool.connect === 'function'
+      );
+    }),
+    connectionString: string({ nonEmpty: true }),
+    schema: instance(
+      'a schema name: 1 to 40 lower-case letters, digits or "_", not starting with a digit or "pg_"',
+      (v) => schemaNameProblem(v) === null,
+    ),
+    poolSize: number({ integer: true, min: 1 }),
+    retentionMs: number({ min: 0 }),
+    deadLetterRetentionMs: number({ min: 0 }),
+    maxPendingDeliveries: number({ integer: true, min: 1 }),
+    maxEventBytes: number({ integer: true, min: 1 }),
+    notify: boolean(),
+    notifyIntervalMs: number({ min: 0 }),
+    onError: func(),
+  },
+  {
+    expected: 'options { pool } or { connectionString }, with schema?, retentionMs?, …',
+    aliases: {
+      url: 'connectionString',
+      connectionUrl: 'connectionString',
+      databaseUrl: 'connectionString',
+      max: 'poolSize',
+      schemaName: 'schema',
+    },
+  },
+);
+
+/** Shapes first, then the one rule beyond them: exactly one of `pool` and `connectionString`. */
+function checkStoreOptions(options: AxPostgresEventStoreOptions, label: string): void {
+  assertEventOptions(POSTGRES_EVENT_STORE_OPTIONS, options, label);
+  if ((options.pool === undefined) === (options.connectionString === undefined)) {
+    throw eventRuleError(label, {
+      path: options.pool === undefined ? 'connectionString' : 'pool',
+      expected: 'exactly one of pool and connectionString',
+      received: options.pool === undefined ? 'neither' : 'both',
+    });
+  }
 }
 
 const errors: StoreErrors = {
@@ -126,23 +191,23 @@ export class AxPostgresEventStore implements EventStore {
     return store;
   }
 
-  /** Nothing touches the database until the first operation (or `migrate()`). */
+  /**
+   * Nothing touches the database until the first operation (or `migrate()`). The options are
+   * checked here first: a problem throws {@link AxEventConfigError} (`invalid_options`) with
+   * its path, and no pool is made.
+   */
   constructor(options: AxPostgresEventStoreOptions) {
+    checkStoreOptions(options, LABEL);
     this.#onError = options.onError;
     this.#c = new PostgresConnection(options, errors, (error) => this.#report(error));
     this.schema = this.#c.schema;
-    const positive = (value: number | undefined, fallback: number, name: string) => {
-      const v = value ?? fallback;
-      if (!(Number.isFinite(v) && v >= 0)) throw new AxEventConfigError(`${name} must be a number ≥ 0`);
-      return v;
-    };
     this.#o = {
-      retentionMs: positive(options.retentionMs, 7 * DAY, 'retentionMs'),
-      deadLetterRetentionMs: positive(options.deadLetterRetentionMs, 30 * DAY, 'deadLetterRetentionMs'),
-      maxPendingDeliveries: positive(options.maxPendingDeliveries, 1_000_000, 'maxPendingDeliveries'),
-      maxEventBytes: positive(options.maxEventBytes, 1024 * 1024, 'maxEventBytes'),
+      retentionMs: options.retentionMs ?? 7 * DAY,
+      deadLetterRetentionMs: options.deadLetterRetentionMs ?? 30 * DAY,
+      maxPendingDeliveries: options.maxPendingDeliveries ?? 1_000_000,
+      maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       notify: options.notify ?? true,
-      notifyIntervalMs: positive(options.notifyIntervalMs, 25, 'notifyIntervalMs'),
+      notifyIntervalMs: options.notifyIntervalMs ?? 25,
     };
     this.#lockSpace = hash32(`ax-mcp events ${this.schema}`);
     this.#migrations = eventStoreMigrations(this.#lockSpace);

@@ -7,7 +7,13 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { parseIngressRecord } from '../events/envelope.js';
-import { AxEventClosedError, AxEventConfigError, AxEventError, AxEventInputError } from '../events/errors.js';
+import {
+  AxEventClosedError,
+  AxEventConfigError,
+  AxEventError,
+  AxEventInputError,
+  assertEventOptions,
+} from '../events/errors.js';
 import type {
   AxEventAppendInput,
   AxEventAppendResult,
@@ -22,6 +28,7 @@ import type {
 } from '../events/store.js';
 import { isTerminalRunStatus } from '../events/store.js';
 import { copyDelivery, deliveryToRun } from '../events/store-helpers.js';
+import { instance, number, object, required, string } from '../options/check.js';
 import {
   DAY,
   json,
@@ -57,6 +64,57 @@ export interface AxSQLiteEventStoreOpenOptions extends Omit<AxSQLiteEventStoreOp
   busyTimeoutMs?: number;
 }
 
+const TABLE_PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
+
+/** The keys both forms of options share. */
+const COMMON_KEYS = {
+  tablePrefix: instance(
+    'a table prefix of letters, digits and "_" (at most 41, not starting with a digit)',
+    (v) => typeof v === 'string' && TABLE_PREFIX.test(v),
+  ),
+  retentionMs: number({ min: 0 }),
+  deadLetterRetentionMs: number({ min: 0 }),
+  maxPendingDeliveries: number({ integer: true, min: 1 }),
+  maxEventBytes: number({ integer: true, min: 1 }),
+};
+
+/** What the store's constructor accepts; checked once, before the database is touched. */
+export const SQLITE_EVENT_STORE_OPTIONS = object(
+  {
+    database: required(
+      instance(
+        'an open better-sqlite3 Database',
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          typeof (v as BetterSqlite3.Database).prepare === 'function' &&
+          typeof (v as BetterSqlite3.Database).pragma === 'function' &&
+          typeof (v as BetterSqlite3.Database).transaction === 'function',
+      ),
+    ),
+    ...COMMON_KEYS,
+  },
+  {
+    expected: 'options { database, tablePrefix?, retentionMs?, … }',
+    aliases: { db: 'database', prefix: 'tablePrefix' },
+  },
+);
+
+/** What {@link AxSQLiteEventStore.open} accepts; checked once, before the file is opened. */
+export const SQLITE_EVENT_STORE_OPEN_OPTIONS = object(
+  { filename: required(string({ nonEmpty: true })), busyTimeoutMs: number({ min: 0 }), ...COMMON_KEYS },
+  {
+    expected: 'options { filename, busyTimeoutMs?, tablePrefix?, … }',
+    aliases: {
+      path: 'filename',
+      file: 'filename',
+      prefix: 'tablePrefix',
+      timeout: 'busyTimeoutMs',
+      busyTimeout: 'busyTimeoutMs',
+    },
+  },
+);
+
 /** A durable, multi-process {@link EventStore} on SQLite. */
 export class AxSQLiteEventStore implements EventStore {
   readonly durability: 'durable' | 'volatile';
@@ -74,6 +132,7 @@ export class AxSQLiteEventStore implements EventStore {
    * demand, so `ax-mcp/node` does not need it unless you use this store.
    */
   static async open(options: AxSQLiteEventStoreOpenOptions): Promise<AxSQLiteEventStore> {
+    assertEventOptions(SQLITE_EVENT_STORE_OPEN_OPTIONS, options, 'AxSQLiteEventStore.open options');
     const { filename, busyTimeoutMs = 5000, ...rest } = options;
     let Database: typeof BetterSqlite3;
     try {
@@ -97,9 +156,9 @@ export class AxSQLiteEventStore implements EventStore {
 
   /** Use an open database (WAL and the schema are set up on it). */
   constructor(options: AxSQLiteEventStoreOptions, owned = false) {
+    // `open()` checked the same keys before it opened the file.
+    if (!owned) assertEventOptions(SQLITE_EVENT_STORE_OPTIONS, options, 'AxSQLiteEventStore options');
     const prefix = options.tablePrefix ?? 'ax_event_';
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix))
-      throw new AxEventConfigError('tablePrefix is not a safe name');
     this.#db = options.database;
     this.#owned = owned;
     this.#t = (name) => `${prefix}${name}`;

@@ -1,0 +1,341 @@
+/**
+ * Loud, never silent: every options object of the event runtime is checked once, at
+ * construction or `build()`, and a mistake throws `invalid_options` with the path as the user
+ * wrote it and, for a misspelled key, the nearest known name — before anything starts or runs.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { AxEventConfigError } from './errors.js';
+import { eventInput } from './input.js';
+import { AxMemoryEventStore } from './memory-store.js';
+import { eventPath } from './path.js';
+import type { AxEventRouteDefinition } from './route.js';
+import { eventRoute } from './route-builder.js';
+import { AxEventRuntime, eventRuntime } from './runtime.js';
+import { type AxEventSource, AxPushEventSource, AxTimerEventSource } from './source.js';
+import { AxMemoryEventStateStore } from './state.js';
+import type { AxEventTargetDefinition } from './target.js';
+import { eventTarget } from './target-builder.js';
+
+const invoked = vi.fn();
+const started = vi.fn();
+const target: AxEventTargetDefinition = { id: 't', invoke: invoked };
+/** A source that records being started: a configuration error must start nothing. */
+const source: AxEventSource = { id: 'watch', start: started, close: () => {} };
+const ok = (id: string): AxEventRouteDefinition => ({ id, match: { types: ['x'] }, action: 'wake', target });
+
+/** Misuse of a type-checked API, as JavaScript or configuration read from a file would do it. */
+// biome-ignore lint/suspicious/noExplicitAny: the point is to pass what the types forbid
+const loose = (value: unknown): any => value;
+
+interface Case {
+  name: string;
+  make: () => unknown;
+  path: string;
+  suggestion?: string;
+  message?: RegExp;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'a misspelled match key, three routes in',
+    make: () =>
+      eventRuntime({
+        sources: [source],
+        routes: [ok('a'), ok('b'), loose({ id: 'c', match: { tpyes: ['x'] }, action: 'wake', target })],
+      }),
+    path: 'routes[2].match.tpyes',
+    suggestion: 'types',
+  },
+  {
+    name: 'types as a string, not a list',
+    make: () => eventRuntime({ routes: [ok('a'), loose({ ...ok('b'), match: { types: 'x' } })] }),
+    path: 'routes[1].match.types',
+  },
+  {
+    name: 'an empty types list',
+    make: () => eventRuntime({ routes: [{ ...ok('a'), match: { types: [] } }] }),
+    path: 'routes[0].match.types',
+  },
+  {
+    name: 'a record target whose invoke is not a function',
+    make: () => eventRuntime({ sources: [source], targets: [loose({ id: 't2', invoke: 'run' })] }),
+    path: 'targets[0].invoke',
+  },
+  {
+    name: 'a misspelled invoke',
+    make: () => eventRuntime({ targets: [loose({ id: 't2', invoek: invoked })] }),
+    path: 'targets[0].invoek',
+    suggestion: 'invoke',
+  },
+  {
+    name: 'coordination outside its enumeration',
+    make: () => eventRuntime({ sources: [source], coordination: loose('multi') }),
+    path: 'coordination',
+    suggestion: "'multi-worker'",
+    message: /'single' or 'multi-worker', got 'multi'/,
+  },
+  {
+    name: 'a misspelled runtime option',
+    make: () => eventRuntime(loose({ routes: [ok('a')], workerConcurency: 2 })),
+    path: 'workerConcurency',
+    suggestion: 'workerConcurrency',
+  },
+  {
+    name: 'retryJitter out of range',
+    make: () => eventRuntime({ retryJitter: 2 }),
+    path: 'retryJitter',
+    message: /≤ 1, got 2/,
+  },
+  {
+    name: 'a wake route without a target (a rule beyond shapes, at its path)',
+    make: () =>
+      eventRuntime({ routes: [ok('a'), loose({ id: 'b', match: { types: ['x'] }, action: 'wake' })] }),
+    path: 'routes[1].target',
+  },
+  {
+    name: 'an action outside its enumeration',
+    make: () => eventRuntime({ routes: [loose({ ...ok('a'), action: 'invoke' })] }),
+    path: 'routes[0].action',
+  },
+  {
+    name: 'requireAuthenticated as a string',
+    make: () => eventRuntime({ routes: [loose({ ...ok('a'), requireAuthenticated: 'yes' })] }),
+    path: 'routes[0].requireAuthenticated',
+  },
+  {
+    name: 'a route id defined twice',
+    make: () => eventRuntime({ routes: [ok('a'), ok('a')] }),
+    path: 'routes[1].id',
+    message: /defined twice/,
+  },
+  {
+    name: 'routes in the options of the constructor form',
+    make: () => new AxEventRuntime([], loose({ routes: [ok('a')] })),
+    path: 'routes',
+  },
+  {
+    name: 'a callback as the record form input of a nested target',
+    make: () =>
+      eventRuntime({
+        routes: [{ ...ok('a'), target: loose({ id: 't3', invoke: invoked, input: (i: unknown) => i }) }],
+      }),
+    path: 'routes[0].target.input',
+    message: /eventInput\(\) plan/,
+  },
+  {
+    name: 'an instance key that is not an eventPath',
+    make: () => eventRuntime({ routes: [loose({ ...ok('a'), instanceKey: 'data.orderId' })] }),
+    path: 'routes[0].instanceKey',
+  },
+  {
+    name: 'coalesce without debounceMs',
+    make: () => eventRuntime({ routes: [{ ...ok('a'), coalesce: 'latest' }] }),
+    path: 'routes[0].debounceMs',
+  },
+  {
+    name: 'a source without start and close',
+    make: () => eventRuntime({ sources: [loose({ id: 's' })] }),
+    path: 'sources[0]',
+  },
+  {
+    name: 'a source id given twice',
+    make: () => eventRuntime({ sources: [source, { ...source }] }),
+    path: 'sources[1].id',
+  },
+  {
+    name: 'the builder: debounce options outside the enumeration',
+    make: () =>
+      eventRoute('r')
+        .types('x')
+        .debounce(10, loose({ coalesce: 'first' })),
+    path: 'coalesce',
+  },
+  {
+    name: 'the builder: a negative debounce',
+    make: () => eventRoute('r').types('x').debounce(-1).wake(target).build(),
+    path: 'debounceMs',
+  },
+  {
+    name: 'the builder: an input callback that returns nothing',
+    make: () =>
+      eventTarget('t4')
+        .input(
+          loose((input: ReturnType<typeof eventInput>) => {
+            input.field('uri', eventPath.data('uri'));
+          }),
+        )
+        .invoke(invoked)
+        .build(),
+    path: 'input',
+    message: /returned nothing/,
+  },
+  {
+    name: 'the builder: an input that is neither a plan nor a callback',
+    make: () =>
+      eventTarget('t5')
+        .input(loose({ steps: [] }))
+        .invoke(invoked)
+        .build(),
+    path: 'input',
+  },
+  {
+    name: 'the builder: a plan field the target does not declare',
+    make: () =>
+      eventTarget('t6')
+        .inputFields([{ name: 'uri', type: 'string' }])
+        .input(eventInput().field('url', eventPath.data('uri')))
+        .invoke(invoked)
+        .build(),
+    path: 'input',
+    message: /field 'url'/,
+  },
+  {
+    name: 'the builder: a misspelled waitFor option',
+    make: () =>
+      eventTarget('t7')
+        .waitFor('job', eventPath.data('job'), loose({ expiresInMS: 100 }))
+        .invoke(invoked)
+        .build(),
+    path: 'waitFor[0].expiresInMS',
+    suggestion: 'expiresInMs',
+  },
+  {
+    name: 'the builder: ai() on an invoke target',
+    make: () => eventTarget('t8').invoke(invoked).ai({}).build(),
+    path: 'ai',
+  },
+  {
+    name: 'registerTarget: retrySafety outside its enumeration',
+    make: () =>
+      new AxEventRuntime().registerTarget(loose({ id: 't9', invoke: invoked, retrySafety: 'safe' })),
+    path: 'retrySafety',
+  },
+  {
+    name: 'AxPushEventSource: an id in the wrong case',
+    make: () => new AxPushEventSource(loose({ ID: 'app' })),
+    path: 'ID',
+    suggestion: 'id',
+  },
+  {
+    name: 'AxPushEventSource: requiresDurable as a string',
+    make: () => new AxPushEventSource(loose({ id: 'app', requiresDurable: 'yes' })),
+    path: 'requiresDurable',
+  },
+  {
+    name: 'AxTimerEventSource: intervalMs for everyMs',
+    make: () =>
+      new AxTimerEventSource(loose({ id: 'tick', intervalMs: 100, event: { source: 's', type: 't' } })),
+    path: 'intervalMs',
+    suggestion: 'everyMs',
+  },
+  {
+    name: 'AxTimerEventSource: a fixed event id (every tick would be a duplicate)',
+    make: () =>
+      new AxTimerEventSource(
+        loose({ id: 'tick', everyMs: 100, event: { id: 'same', source: 's', type: 't' } }),
+      ),
+    path: 'event.id',
+  },
+  {
+    name: 'AxMemoryEventStore: a misspelled limit',
+    make: () => new AxMemoryEventStore(loose({ maxPendingDeliveres: 5 })),
+    path: 'maxPendingDeliveres',
+    suggestion: 'maxPendingDeliveries',
+  },
+  {
+    name: 'AxMemoryEventStore: a fractional count',
+    make: () => new AxMemoryEventStore({ maxPendingDeliveries: 1.5 }),
+    path: 'maxPendingDeliveries',
+  },
+  {
+    name: 'AxMemoryEventStateStore: an option it does not have',
+    make: () => new AxMemoryEventStateStore(loose({ maxEntries: 10 })),
+    path: 'maxEntries',
+  },
+];
+
+describe('options are checked once, loudly, before anything runs', () => {
+  it.each(CASES)('$name', ({ make, path, suggestion, message }) => {
+    let error: unknown;
+    try {
+      make();
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(AxEventConfigError);
+    const config = error as AxEventConfigError;
+    expect(config.code).toBe('invalid_options');
+    expect(config.path).toBe(path);
+    expect(config.suggestion).toBe(suggestion);
+    expect(config.issues[0]?.path).toBe(path);
+    expect(config.message).toContain(path);
+    if (suggestion) expect(config.message).toContain(`did you mean ${suggestion}?`);
+    if (message) expect(config.message).toMatch(message);
+    expect(invoked).not.toHaveBeenCalled();
+    expect(started).not.toHaveBeenCalled();
+  });
+
+  it('has at least fifteen wrong configurations', () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it('accepts every key of the options it declares', async () => {
+    const runtime = eventRuntime({
+      routes: [
+        {
+          id: 'all',
+          match: { types: ['x.*'], sources: ['app://*'], subjects: ['s'], extensions: { level: 'info' } },
+          action: 'wake',
+          target: {
+            id: 'full',
+            retrySafety: 'idempotent',
+            inputFields: [{ name: 'a', type: 'string', optional: true, description: 'd' }],
+            wakeInput: eventInput().field('a', eventPath.data('a')),
+            resumeInput: eventInput().project(eventPath.data()),
+            invoke: invoked,
+            waitFor: [{ kind: 'job', path: eventPath.data('job'), expiresInMs: 10, metadata: { n: 1 } }],
+            sinks: [{ id: 'out', write: () => {} }],
+            maxAttempts: 2,
+          },
+          requireAuthenticated: true,
+          authorize: () => true,
+          instanceKey: eventPath.data('k'),
+          debounceMs: 5,
+          coalesce: 'latest',
+          ordering: 'relaxed',
+        },
+        {
+          id: 'resume',
+          match: () => true,
+          action: 'resume',
+          correlation: { kind: 'job', path: eventPath.data('j') },
+        },
+        { id: 'seen', match: { types: ['y'] }, action: 'observe', observe: () => {} },
+        { id: 'gone', match: { types: ['z'] }, action: 'invalidate', invalidate: () => {} },
+      ],
+      targets: [target],
+      sources: [new AxPushEventSource({ id: 'app', requiresDurable: false })],
+      store: new AxMemoryEventStore({ maxPendingDeliveries: 10, retentionMs: 0 }),
+      stateStore: new AxMemoryEventStateStore({}),
+      clock: { now: () => 0, sleep: async () => {} },
+      allowVolatile: true,
+      coordination: 'single',
+      scheduling: 'host',
+      workerConcurrency: 2,
+      maxAttempts: 3,
+      retryBaseMs: 0,
+      retryMaxMs: 10,
+      retryJitter: 0,
+      random: () => 0,
+      publishTimeoutMs: 0,
+      leaseMs: 10,
+      pollIntervalMs: 1,
+      pruneIntervalMs: 1,
+      maxEventBytes: 1000,
+      workerId: 'w',
+      onError: () => {},
+      onWarning: () => {},
+    });
+    await runtime.close();
+  });
+});
