@@ -9,6 +9,7 @@ import { AxMCPDemoServer } from '../src/demo/index.js';
 import {
   type AxMCPClient,
   type AxMCPClientOptions,
+  type AxMCPCreateMessageParams,
   AxMCPInvalidOptionsError,
   AxMCPToolOutputError,
 } from '../src/index.js';
@@ -173,6 +174,61 @@ describe('outputSchema: structuredContent is checked against the declared schema
     } finally {
       await strict.close();
       await lenient.close();
+    }
+  });
+});
+
+describe('sampling with tools (official v2 server SDK, in-band on 2026-07-28)', () => {
+  let peer: ModernPeer;
+
+  beforeAll(async () => {
+    peer = await startModernServer();
+  });
+
+  afterAll(async () => {
+    await peer?.close();
+  });
+
+  it('a handler that declares tools receives tools and toolChoice typed, and its answer goes back', async () => {
+    const seen: AxMCPCreateMessageParams[] = [];
+    const client = httpClient(peer.url, {
+      era: 'modern',
+      sampling: {
+        tools: true,
+        createMessage: (params) => {
+          seen.push(params);
+          return {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'call-1', name: 'get_weather', input: { city: 'Lisbon' } }],
+            model: 'test-model',
+            stopReason: 'toolUse',
+          };
+        },
+      },
+    });
+    try {
+      const result = await client.callTool('sample_with_tools', {});
+      expect(seen[0]?.tools?.[0]).toMatchObject({ name: 'get_weather' });
+      expect(seen[0]?.toolChoice).toEqual({ mode: 'auto' });
+      expect(JSON.stringify(result.content)).toContain('get_weather');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a handler that did not declare tools does not get them: the server sees no sampling.tools and refuses typed', async () => {
+    const client = httpClient(peer.url, {
+      era: 'modern',
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'no' }, model: 'm' }),
+    });
+    try {
+      // The client declared no sampling.tools, so the server itself refuses to ask (-32021).
+      await expect(client.callTool('sample_with_tools', {})).rejects.toMatchObject({
+        rpcCode: -32021,
+        data: { requiredCapabilities: { sampling: { tools: {} } } },
+      });
+    } finally {
+      await client.close();
     }
   });
 });

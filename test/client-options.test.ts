@@ -87,7 +87,18 @@ const CASES: Case[] = [
     path: 'elicitation.forms',
     suggestion: 'form',
   },
-  { name: 'sampling an object', options: { namespace: 'inv', sampling: { handler } }, path: 'sampling' },
+  { name: 'sampling a string', options: { namespace: 'inv', sampling: 'gpt' }, path: 'sampling' },
+  {
+    name: 'sampling with a misspelled handler key',
+    options: { namespace: 'inv', sampling: { createMesage: handler } },
+    path: 'sampling.createMesage',
+    suggestion: 'createMessage',
+  },
+  {
+    name: 'sampling tools not a boolean',
+    options: { namespace: 'inv', sampling: { createMessage: handler, tools: 'yes' } },
+    path: 'sampling.tools',
+  },
   {
     name: 'authorizeToolCall a boolean',
     options: { namespace: 'inv', authorizeToolCall: false },

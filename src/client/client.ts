@@ -8,6 +8,7 @@ import {
   AxMCPTimeoutError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
+  type AxMCPURLElicitationRequiredError,
   assertMCPOptions,
   RPC,
 } from '../protocol/errors.js';
@@ -65,6 +66,7 @@ import {
   capabilitiesFor,
   fulfilServerRequest,
 } from './server-requests.js';
+import { ServerTasks } from './server-tasks.js';
 import {
   type AxMCPLoadedSkill,
   type AxMCPSkill,
@@ -88,6 +90,7 @@ import {
   TaskWakers,
 } from './tasks/task.js';
 import { TASKS_EXTENSION, ToolHeaderIndex } from './tool-headers.js';
+import { completeURLElicitations, ElicitationCompletions } from './url-elicitation.js';
 import type { ServerIdentity, Wire } from './wire.js';
 
 /** The library's own identity, sent as `clientInfo` unless the caller gives one. */
@@ -200,6 +203,10 @@ export class AxMCPClient {
   readonly #wiredUris = new Set<string>();
   readonly #toolHeaders: ToolHeaderIndex;
   readonly #taskWakers = new TaskWakers();
+  /** Task-augmented server requests this client runs (2025-11-25); created with the first. */
+  #serverTasks: ServerTasks | undefined;
+  /** `notifications/elicitation/complete` seen, for requests waiting to be retried. */
+  readonly #elicitationCompletions = new ElicitationCompletions();
   /** What each list looked like when its last change was announced. */
   readonly #announced = new Map<AxMCPListKind, string>();
   /** `resources/read` results kept for their TTL; created with the first (`readCache: true`). */
@@ -568,6 +575,22 @@ export class AxMCPClient {
   }
 
   /**
+   * Tells the server the client's roots changed, so it lists them again: 2025-11-25 sends
+   * `notifications/roots/list_changed`; on 2026-07-28 (which asks for roots per request) there is
+   * nothing to send. Needs `roots` given as a function (a fixed list cannot change).
+   */
+  async notifyRootsChanged(options: { signal?: AbortSignal } = {}): Promise<void> {
+    if (typeof this.#options.roots !== 'function') {
+      throw new AxMCPUnsupportedError(
+        'notifyRootsChanged needs the roots option as a function returning the current roots',
+        this.#where(),
+      );
+    }
+    await this.init(options.signal);
+    await this.#onWire((wire) => wire.notifyRootsChanged());
+  }
+
+  /**
    * Adds `owner` to the subscription of `uri`. The first owner subscribes on the wire;
    * later owners only join. Fails with {@link AxMCPUnsupportedError} when the server
    * does not offer subscriptions.
@@ -879,6 +902,7 @@ export class AxMCPClient {
     this.#closing = true;
     this.#lifetime.abort(new AxMCPTransportError('closed', 'The client was closed', this.#where()));
     for (const controller of this.#serverRequests?.values() ?? []) controller.abort();
+    this.#serverTasks?.close();
     if (this.#wire && this.#owners.uris().length > 0) {
       const bound = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.#options.closeTimeoutMs ?? 5000);
@@ -919,6 +943,20 @@ export class AxMCPClient {
           sessionRecovery: options.sessionRecovery ?? 'safe',
           onReinitialized: (restored) => this.#afterReconnect(restored),
           taskDeps: this.#taskDeps(),
+          ...(options.elicitation?.url
+            ? {
+                completeURLElicitations: (error: AxMCPURLElicitationRequiredError, signal?: AbortSignal) => {
+                  const link = linkAbort(signal, this.#lifetime.signal);
+                  return completeURLElicitations(
+                    error,
+                    options.elicitation,
+                    this.#elicitationCompletions,
+                    { namespace: this.namespace, signal: link.signal },
+                    options.urlElicitationTimeoutMs ?? 5_000,
+                  ).finally(() => link.dispose());
+                },
+              }
+            : {}),
         }),
       modern: (cachedDiscover) =>
         new ModernWire({
@@ -962,6 +1000,8 @@ export class AxMCPClient {
   #modernCapabilities(): AxMCPClientCapabilities {
     if (this.#modernCapabilitiesOnce) return this.#modernCapabilitiesOnce;
     const capabilities = this.#legacyCapabilities();
+    // The client receives no tasks in this era: it has no server → client requests.
+    delete capabilities.tasks;
     if (this.#options.tasksExtension !== false) {
       capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
     }
@@ -1335,6 +1375,12 @@ export class AxMCPClient {
         });
         return;
       }
+      case 'notifications/elicitation/complete': {
+        if (typeof params?.elicitationId === 'string')
+          this.#elicitationCompletions.complete(params.elicitationId);
+        this.#events.emit({ type: 'notification', namespace: this.namespace, method, params });
+        return;
+      }
       case 'notifications/cancelled': {
         const id = params?.requestId;
         if (typeof id === 'string' || typeof id === 'number') this.#serverRequests?.get(id)?.abort();
@@ -1381,7 +1427,7 @@ export class AxMCPClient {
     const answering = (this.#serverRequests ??= new Map());
     answering.set(request.id, controller);
     const context = { namespace: this.namespace, signal: controller.signal };
-    fulfilServerRequest(this.#options, request.method, request.params ?? {}, context)
+    fulfilServerRequest(this.#options, request.method, request.params ?? {}, context, this.#receivedTasks())
       .then(
         (result) => answerFor(request, { result }),
         (error) => answerFor(request, { error }),
@@ -1391,6 +1437,19 @@ export class AxMCPClient {
       )
       .catch((error) => this.#report(error))
       .finally(() => answering.delete(request.id));
+  }
+
+  /** Tasks this client runs for the server, when a handler accepts task-augmented requests. */
+  #receivedTasks(): ServerTasks | undefined {
+    if (this.#serverTasks) return this.#serverTasks;
+    if (capabilitiesFor(this.#options).tasks === undefined) return undefined;
+    this.#serverTasks = new ServerTasks((task) => {
+      if (this.#closed) return;
+      this.transport
+        .notify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task })
+        .catch((error) => this.#report(error));
+    });
+    return this.#serverTasks;
   }
 
   #report(error: unknown): void {

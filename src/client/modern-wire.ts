@@ -129,6 +129,9 @@ export class ModernWire implements Wire {
     };
   }
 
+  /** Nothing to send: 2026-07-28 removed the notification; each request that needs roots asks for them. */
+  async notifyRootsChanged(): Promise<void> {}
+
   async ping(options: Partial<SendRequest>): Promise<void> {
     await this.discover(options.signal);
   }

@@ -91,6 +91,13 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   eraStore?: AxMCPEraStore;
   /** How long a stdio `server/discover` probe may stay unanswered before the server counts as legacy (default 5 000). */
   probeTimeoutMs?: number;
+  /**
+   * A request refused with `-32042` (2025-11-25: a URL-mode elicitation is required) goes to the
+   * `elicitation.url` handler, which resolves when the user is done; the client then waits at
+   * most this long for the server's optional `notifications/elicitation/complete` before it
+   * retries the request once (default 5 000 ms).
+   */
+  urlElicitationTimeoutMs?: number;
   /** Rounds of `input_required` answered per request (default 5). */
   maxInputRounds?: number;
   /**
@@ -118,12 +125,24 @@ const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', '
 
 /** The shape of the server-request handlers (also the program layer's `sampling`/`elicitation`). */
 export const SERVER_REQUEST_HANDLER_KEYS = {
-  sampling: func('a function (params, context) => result'),
+  sampling: anyOf(
+    func('a function (params, context) => result'),
+    object(
+      {
+        createMessage: required(func('a function (params, context) => result')),
+        tools: boolean(),
+        context: boolean(),
+        tasks: boolean(),
+      },
+      { expected: 'an object { createMessage, tools?, context?, tasks? }' },
+    ),
+  ),
   elicitation: object(
     {
       form: func('a function (params, context) => result'),
       url: func('a function (params, context) => result'),
       applyDefaults: boolean(),
+      tasks: boolean(),
     },
     { expected: 'an object { form?, url?, applyDefaults? } of handlers, one per mode' },
   ),
@@ -161,6 +180,7 @@ export const CLIENT_OPTIONS = object(
         typeof (v as { set?: unknown }).set === 'function',
     ),
     probeTimeoutMs: number({ min: 1 }),
+    urlElicitationTimeoutMs: number({ min: 0 }),
     maxInputRounds: number({ integer: true, min: 0 }),
     extensions: record(record(anything()), 'an object of extension settings, by identifier'),
     skills: boolean(),

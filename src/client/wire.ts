@@ -36,6 +36,8 @@ export interface Wire {
    * `logging/setLevel`; 2026-07-28 (no such method) carries it in every request's `_meta`.
    */
   setLogLevel(level: AxMCPLoggingLevel, options: Partial<SendRequest>): Promise<void>;
+  /** Says the client's roots changed (2025-11-25 notification; 2026-07-28 asks per request, so nothing is sent). */
+  notifyRootsChanged(): Promise<void>;
   /** Tells the server a request was abandoned, in the era's way. */
   cancel(requestId: string | number, reason: string): void;
   /** Ends the conversation on the server's side (legacy: the session). */

@@ -38,6 +38,8 @@ export type AxMCPErrorCode =
   | 'output_schema_mismatch'
   /** A tool's `outputSchema` cannot be checked safely (too large, too deep, exponential patterns, endless references). */
   | 'invalid_output_schema'
+  /** A 2025-11-25 server needs a URL-mode elicitation first (`-32042`, `AxMCPURLElicitationRequiredError`). */
+  | 'url_elicitation_required'
   // OAuth (AxMCPOAuthError)
   | 'oauth_discovery_failed'
   | 'oauth_resource_mismatch'
@@ -92,12 +94,43 @@ export class AxMCPProtocolError extends AxMCPError {
     message: string,
     data?: unknown,
     context: AxMCPErrorContext & {
-      code?: 'protocol_error' | 'invalid_message' | 'unsafe_key' | 'task_failed' | 'input_rounds_exhausted';
+      code?:
+        | 'protocol_error'
+        | 'invalid_message'
+        | 'unsafe_key'
+        | 'task_failed'
+        | 'input_rounds_exhausted'
+        | 'url_elicitation_required';
     } = {},
   ) {
     super(context.code ?? 'protocol_error', message, context);
     this.rpcCode = rpcCode;
     this.data = data;
+  }
+}
+
+/** One URL-mode elicitation a server needs completed (2025-11-25). */
+export interface AxMCPURLElicitation {
+  elicitationId: string;
+  /** Where the user goes; open it only after the user agreed, and show its host. */
+  url: string;
+  message: string;
+}
+
+/**
+ * The server cannot process the request until the user completes URL-mode elicitations
+ * (2025-11-25, JSON-RPC `-32042`). With an `elicitation.url` handler the client asks it and, once
+ * the user is done (and the server said `notifications/elicitation/complete`, or
+ * `urlElicitationTimeoutMs` passed), retries the request once; without a handler, when the user
+ * declines, or when the retry is refused again, this error reaches the caller with the URLs.
+ * Nothing was done on the server.
+ */
+export class AxMCPURLElicitationRequiredError extends AxMCPProtocolError {
+  readonly elicitations: readonly AxMCPURLElicitation[];
+
+  constructor(message: string, elicitations: readonly AxMCPURLElicitation[], data: unknown, context: AxMCPErrorContext = {}) {
+    super(RPC.urlElicitationRequired, message, data, { ...context, code: 'url_elicitation_required' });
+    this.elicitations = elicitations;
   }
 }
 

@@ -11,6 +11,8 @@ export {
   AxMCPTimeoutError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
+  type AxMCPURLElicitation,
+  AxMCPURLElicitationRequiredError,
   RPC,
 } from './errors.js';
 export type {

@@ -1,4 +1,9 @@
-import { AxMCPProtocolError, RPC } from './errors.js';
+import {
+  AxMCPProtocolError,
+  type AxMCPURLElicitation,
+  AxMCPURLElicitationRequiredError,
+  RPC,
+} from './errors.js';
 import { isObject, parseUntrustedJSON } from './json.js';
 
 /** A JSON-RPC request id. */
@@ -130,5 +135,23 @@ export function parseJSONRPCMessageOrBatch(text: string): JSONRPCMessage | JSONR
 /** Turns a JSON-RPC error object into a typed error. */
 export function rpcError(error: JSONRPCErrorObject): AxMCPProtocolError {
   const message = typeof error.message === 'string' ? error.message.slice(0, 2000) : 'Unknown error';
+  if (error.code === RPC.urlElicitationRequired) {
+    const elicitations = urlElicitations(error.data);
+    if (elicitations) return new AxMCPURLElicitationRequiredError(message, elicitations, error.data);
+  }
   return new AxMCPProtocolError(error.code, message, error.data);
+}
+
+/** The URL-mode elicitations of a `-32042` error's data, or undefined when malformed. */
+function urlElicitations(data: unknown): AxMCPURLElicitation[] | undefined {
+  const list = typeof data === 'object' && data !== null ? (data as { elicitations?: unknown }).elicitations : undefined;
+  if (!Array.isArray(list) || list.length === 0 || list.length > 16) return undefined;
+  const out: AxMCPURLElicitation[] = [];
+  for (const entry of list) {
+    if (typeof entry !== 'object' || entry === null) return undefined;
+    const { elicitationId, url, message } = entry as Record<string, unknown>;
+    if (typeof elicitationId !== 'string' || typeof url !== 'string') return undefined;
+    out.push({ elicitationId, url, message: typeof message === 'string' ? message.slice(0, 2000) : '' });
+  }
+  return out;
 }

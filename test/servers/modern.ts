@@ -123,6 +123,7 @@ export const MODERN_PEER_TOOLS = [
   'mrtr_forever',
   'numbers',
   'answer',
+  'sample_with_tools',
 ] as const;
 
 const MAX_LOG = 2_000;
@@ -337,6 +338,41 @@ export async function startModernServer(options: ModernPeerOptions = {}): Promis
         outputSchema: z.number(),
       },
       () => ({ content: [], structuredContent: 42 }) as unknown as CallToolResult,
+    );
+
+    // Sampling with tools (2026-07-28: in-band, as an input request of a multi round-trip call).
+    mcp.registerTool(
+      'sample_with_tools',
+      {
+        description: 'Asks the client to sample with a weather tool offered, then reports the answer.',
+        inputSchema: z.object({}),
+      },
+      (_args, ctx) => {
+        const answer = (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.sample;
+        if (answer === undefined) {
+          return inputRequired({
+            inputRequests: {
+              sample: inputRequired.createMessage({
+                messages: [{ role: 'user', content: { type: 'text', text: 'Weather in Lisbon?' } }],
+                maxTokens: 50,
+                tools: [
+                  {
+                    name: 'get_weather',
+                    description: 'Current weather of a city',
+                    inputSchema: {
+                      type: 'object',
+                      properties: { city: { type: 'string' } },
+                      required: ['city'],
+                    },
+                  },
+                ],
+                toolChoice: { mode: 'auto' },
+              }),
+            },
+          });
+        }
+        return text(`sampled: ${JSON.stringify(answer)}`);
+      },
     );
 
     mcp.registerResource(
