@@ -1,4 +1,8 @@
-import { AxMCPSessionExpiredError, AxMCPUnsupportedError } from '../protocol/errors.js';
+import {
+  AxMCPSessionExpiredError,
+  AxMCPUnsupportedError,
+  AxMCPURLElicitationRequiredError,
+} from '../protocol/errors.js';
 import {
   type AxMCPClientCapabilities,
   type AxMCPImplementation,
@@ -22,6 +26,11 @@ export interface LegacyWireOptions {
   /** Runs after a lost session was re-initialized, before safe requests are retried. */
   onReinitialized: (identity: ServerIdentity) => Promise<void>;
   taskDeps: Omit<TaskDeps, 'send'>;
+  /**
+   * Lets the user complete the URL-mode elicitations a `-32042` asks for; resolves when the
+   * request may go again, throws when it may not. Absent: the error reaches the caller.
+   */
+  completeURLElicitations?: (error: AxMCPURLElicitationRequiredError, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -77,6 +86,19 @@ export class LegacyWire implements Wire {
   }
 
   async request(request: SendRequest): Promise<Record<string, unknown>> {
+    try {
+      return await this.#requestInSession(request);
+    } catch (error) {
+      const complete = this.#options.completeURLElicitations;
+      if (!(error instanceof AxMCPURLElicitationRequiredError) || !complete) throw error;
+      // The server refused before doing anything: once the user completed what it asked, the
+      // same request goes again, once.
+      await complete(error, request.signal);
+      return await this.#requestInSession(request);
+    }
+  }
+
+  async #requestInSession(request: SendRequest): Promise<Record<string, unknown>> {
     // While a lost session is being re-initialized there is no session to send with: wait.
     if (this.#handshaking && !request.noRecovery) await this.#handshaking.catch(() => {});
     try {
@@ -123,6 +145,10 @@ export class LegacyWire implements Wire {
     await this.#options.transport.notify(
       params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method },
     );
+  }
+
+  notifyRootsChanged(): Promise<void> {
+    return this.notify('notifications/roots/list_changed');
   }
 
   async ping(options: Partial<SendRequest>): Promise<void> {
