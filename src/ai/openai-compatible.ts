@@ -7,6 +7,7 @@ import {
   anyOf,
   boolean,
   describeIssues,
+  instance,
   number,
   object,
   record,
@@ -17,7 +18,6 @@ import { AxAIError, AxAIOptionsError, assertAIOptions } from './errors.js';
 import { type AxAIHTTPSettings, HTTP_SETTINGS_KEYS, postJSON, readText } from './http.js';
 import { readChatStream } from './openai-stream.js';
 import { parseResponse, requestBody } from './openai-wire.js';
-import { satisfies } from './shapes.js';
 import {
   type AxAICapabilities,
   type AxAIChatRequest,
@@ -73,7 +73,7 @@ const OPENAI_COMPATIBLE_OPTIONS = object(
         toolResultParts: MEDIA_SUPPORT,
         maxTools: anyOf(
           number({ integer: true, min: 1 }),
-          satisfies('Infinity', (value) => value === Number.POSITIVE_INFINITY),
+          instance('Infinity', (value) => value === Number.POSITIVE_INFINITY),
         ),
       },
       {

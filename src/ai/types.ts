@@ -5,10 +5,14 @@
  * service maps it to its own parts.
  */
 import {
+  ABORT_SIGNAL,
+  ANY_OBJECT,
   anyOf,
   anything,
   array,
   boolean,
+  discriminated,
+  instance,
   number,
   object,
   oneOf,
@@ -22,7 +26,6 @@ import type {
   AxMCPGetPromptResult,
   AxMCPReadResourceResult,
 } from '../protocol/messages.js';
-import { ABORT_SIGNAL, ANY_OBJECT, discriminated, satisfies } from './shapes.js';
 
 /** Which media kinds a service accepts in one place of a conversation. */
 export interface AxAIMediaSupport {
@@ -247,7 +250,7 @@ export const MESSAGE: Shape = discriminated(
       content: required(
         anyOf(
           string(),
-          satisfies('null', (value) => value === null),
+          instance('null', (value) => value === null),
         ),
       ),
       toolCalls: array(TOOL_CALL),
@@ -408,7 +411,7 @@ export interface AxAIService {
 }
 
 /** The shape of an {@link AxAIService} option (an agent's `ai`). */
-export const AI_SERVICE: Shape = satisfies(
+export const AI_SERVICE: Shape = instance(
   'an AI service { name, capabilities, chat, streamingChat }',
   (value) => isAIService(value),
 );

@@ -180,7 +180,7 @@ const cases: Case[] = [
   {
     name: 'a PostgreSQL store with neither pool nor connectionString (a rule across options)',
     build: () => new AxPostgresEraStore({ schema: 'ax_mcp' }),
-    path: 'pool',
+    path: 'connectionString',
     message: /exactly one of pool and connectionString/,
   },
   {

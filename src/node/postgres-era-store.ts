@@ -5,46 +5,19 @@
 
 import type { AxMCPEraStore, AxMCPEraVerdict } from '../client/era-store.js';
 import { optionsError } from '../net/options-error.js';
-import { instance, type Keys, number, object, type Shape, string } from '../options/check.js';
+import { object, type Shape } from '../options/check.js';
 import { AxMCPError, assertMCPOptions } from '../protocol/errors.js';
 import {
   type AxPostgresConnectionOptions,
+  connectionSourceIssue,
   fromPgText,
   type Migration,
+  POSTGRES_CONNECTION_ALIASES,
+  POSTGRES_CONNECTION_KEYS,
   PostgresConnection,
   type StoreErrors,
-  schemaNameProblem,
   toPgText,
 } from './postgres-event-store-connection.js';
-
-/**
- * The shapes of the keys of `AxPostgresConnectionOptions` (declared with the connection, in
- * `postgres-event-store-connection.ts`), as the client-side stores check them.
- */
-export const POSTGRES_CONNECTION_KEYS: Keys = {
-  pool: instance('a pg Pool', (value) => {
-    if (typeof value !== 'object' || value === null) return false;
-    const pool = value as Record<string, unknown>;
-    return typeof pool.query === 'function' && typeof pool.connect === 'function';
-  }),
-  connectionString: string({ nonEmpty: true }),
-  schema: instance(
-    'a schema name: 1 to 40 lower-case letters, digits or "_", not starting with a digit or "pg_"',
-    (value) => schemaNameProblem(value) === null,
-  ),
-  poolSize: number({ integer: true, min: 1 }),
-};
-
-/** Names users reach for instead of the connection options. */
-export const POSTGRES_CONNECTION_ALIASES: Readonly<Record<string, string>> = {
-  url: 'connectionString',
-  connectionURL: 'connectionString',
-  connectionUrl: 'connectionString',
-  databaseUrl: 'connectionString',
-  max: 'poolSize',
-  maxConnections: 'poolSize',
-  schemaName: 'schema',
-};
 
 /**
  * Checks the options of a client-side PostgreSQL store before any pool or connection is made:
@@ -52,13 +25,9 @@ export const POSTGRES_CONNECTION_ALIASES: Readonly<Record<string, string>> = {
  */
 export function assertPostgresStoreOptions(shape: Shape, options: unknown, label: string): void {
   assertMCPOptions(shape, options, label);
-  const { pool, connectionString } = options as AxPostgresConnectionOptions;
-  if ((pool === undefined) === (connectionString === undefined)) {
-    throw optionsError(label, {
-      path: pool === undefined ? 'pool' : 'connectionString',
-      expected: 'exactly one of pool and connectionString',
-      received: pool === undefined ? 'neither' : 'both',
-    });
+  const issue = connectionSourceIssue(options as AxPostgresConnectionOptions);
+  if (issue) {
+    throw optionsError(label, issue);
   }
 }
 

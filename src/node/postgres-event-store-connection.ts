@@ -7,6 +7,7 @@
  */
 
 import type pg from 'pg';
+import { type AxOptionsIssue, instance, type Keys, number, string } from '../options/check.js';
 
 /** A PostgreSQL schema name the stores accept: lower-case letters, digits, `_`; not `pg_…`. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
@@ -30,6 +31,42 @@ export interface AxPostgresConnectionOptions {
   schema?: string;
   /** Most connections of a pool made from `connectionString`. Default 10. */
   poolSize?: number;
+}
+
+/** The shapes of the keys of {@link AxPostgresConnectionOptions}, for every store's options schema. */
+export const POSTGRES_CONNECTION_KEYS: Keys = {
+  pool: instance('a pg Pool', (value) => {
+    if (typeof value !== 'object' || value === null) return false;
+    const pool = value as Record<string, unknown>;
+    return typeof pool.query === 'function' && typeof pool.connect === 'function';
+  }),
+  connectionString: string({ nonEmpty: true }),
+  schema: instance(
+    'a schema name: 1 to 40 lower-case letters, digits or "_", not starting with a digit or "pg_"',
+    (value) => schemaNameProblem(value) === null,
+  ),
+  poolSize: number({ integer: true, min: 1 }),
+};
+
+/** Names users reach for instead of the connection options. */
+export const POSTGRES_CONNECTION_ALIASES: Readonly<Record<string, string>> = {
+  url: 'connectionString',
+  connectionURL: 'connectionString',
+  connectionUrl: 'connectionString',
+  databaseUrl: 'connectionString',
+  max: 'poolSize',
+  maxConnections: 'poolSize',
+  schemaName: 'schema',
+};
+
+/** The one rule beyond shapes: exactly one of `pool` and `connectionString`. */
+export function connectionSourceIssue(options: AxPostgresConnectionOptions): AxOptionsIssue | undefined {
+  if ((options.pool === undefined) !== (options.connectionString === undefined)) return undefined;
+  return {
+    path: options.pool === undefined ? 'connectionString' : 'pool',
+    expected: 'exactly one of pool and connectionString',
+    received: options.pool === undefined ? 'neither' : 'both',
+  };
 }
 
 /** How a store reports configuration problems, use after close, and database failures. */

@@ -31,15 +31,17 @@ import type {
 } from '../events/store.js';
 import { isTerminalRunStatus } from '../events/store.js';
 import { deliveryToRun } from '../events/store-helpers.js';
-import { boolean, func, instance, number, object, string } from '../options/check.js';
+import { boolean, func, number, object } from '../options/check.js';
 import {
   type AxPostgresConnectionOptions,
+  connectionSourceIssue,
   fromPgText,
   hash32,
   type Migration,
+  POSTGRES_CONNECTION_ALIASES,
+  POSTGRES_CONNECTION_KEYS,
   PostgresConnection,
   type StoreErrors,
-  schemaNameProblem,
   sqlState,
   toPgText as t,
   toPgTextOrNull as tn,
@@ -88,21 +90,7 @@ const LABEL = 'AxPostgresEventStore options';
  */
 export const POSTGRES_EVENT_STORE_OPTIONS = object(
   {
-    pool: instance('a pg Pool', (v) => {
-      const pool = v as { query?: unknown; connect?: unknown } | null;
-      return (
-        typeof pool === 'object' &&
-        pool !== null &&
-        typeof pool.query === 'function' &&
-        typeof pool.connect === 'function'
-      );
-    }),
-    connectionString: string({ nonEmpty: true }),
-    schema: instance(
-      'a schema name: 1 to 40 lower-case letters, digits or "_", not starting with a digit or "pg_"',
-      (v) => schemaNameProblem(v) === null,
-    ),
-    poolSize: number({ integer: true, min: 1 }),
+    ...POSTGRES_CONNECTION_KEYS,
     retentionMs: number({ min: 0 }),
     deadLetterRetentionMs: number({ min: 0 }),
     maxPendingDeliveries: number({ integer: true, min: 1 }),
@@ -113,26 +101,15 @@ export const POSTGRES_EVENT_STORE_OPTIONS = object(
   },
   {
     expected: 'options { pool } or { connectionString }, with schema?, retentionMs?, …',
-    aliases: {
-      url: 'connectionString',
-      connectionUrl: 'connectionString',
-      databaseUrl: 'connectionString',
-      max: 'poolSize',
-      schemaName: 'schema',
-    },
+    aliases: POSTGRES_CONNECTION_ALIASES,
   },
 );
 
 /** Shapes first, then the one rule beyond them: exactly one of `pool` and `connectionString`. */
 function checkStoreOptions(options: AxPostgresEventStoreOptions, label: string): void {
   assertEventOptions(POSTGRES_EVENT_STORE_OPTIONS, options, label);
-  if ((options.pool === undefined) === (options.connectionString === undefined)) {
-    throw eventRuleError(label, {
-      path: options.pool === undefined ? 'connectionString' : 'pool',
-      expected: 'exactly one of pool and connectionString',
-      received: options.pool === undefined ? 'neither' : 'both',
-    });
-  }
+  const issue = connectionSourceIssue(options);
+  if (issue) throw eventRuleError(label, issue);
 }
 
 const errors: StoreErrors = {

@@ -10,16 +10,13 @@
 import { optionsError } from '../net/options-error.js';
 import { anyOf, array, instance, object, required } from '../options/check.js';
 import { AxMCPError } from '../protocol/errors.js';
-import {
-  assertPostgresStoreOptions,
-  clientStoreErrors,
-  POSTGRES_CONNECTION_ALIASES,
-  POSTGRES_CONNECTION_KEYS,
-} from './postgres-era-store.js';
+import { assertPostgresStoreOptions, clientStoreErrors } from './postgres-era-store.js';
 import {
   type AxPostgresConnectionOptions,
   fromPgText,
   type Migration,
+  POSTGRES_CONNECTION_ALIASES,
+  POSTGRES_CONNECTION_KEYS,
   PostgresConnection,
   toPgText,
 } from './postgres-event-store-connection.js';

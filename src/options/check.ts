@@ -132,6 +132,55 @@ export function instance(expected: string, test: (value: unknown) => boolean): S
   });
 }
 
+/** A string matching `pattern` (the value is not repeated in the issue: options may hold secrets). */
+export function matching(pattern: RegExp, expected: string): Shape {
+  return instance(expected, (value) => typeof value === 'string' && pattern.test(value));
+}
+
+/** Whether a value behaves as an `AbortSignal` (also one from another realm). */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof AbortSignal !== 'undefined' && value instanceof AbortSignal) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<AbortSignal>;
+  return typeof candidate.aborted === 'boolean' && typeof candidate.addEventListener === 'function';
+}
+
+/** An `AbortSignal`. */
+export const ABORT_SIGNAL: Shape = instance('an AbortSignal', isAbortSignal);
+
+/** An object of the caller's own (an MCP result, a JSON Schema): any keys. */
+export const ANY_OBJECT: Shape = instance(
+  'an object',
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+);
+
+/** An object whose kind is named by `key` (a message by `role`, a part by `type`); that kind's shape checks it. */
+export function discriminated(key: string, kinds: Readonly<Record<string, Shape>>, expected: string): Shape {
+  const names = Object.keys(kinds);
+  const kindWords = listWords(names.map((name) => `'${name}'`));
+  return shape(expected, (value, path, issues) => {
+    if (!isPlainish(value)) return push(issues, path, expected, value);
+    const kind = value[key];
+    if (typeof kind === 'string' && Object.hasOwn(kinds, kind))
+      return kinds[kind]!.check(value, path, issues);
+    const issue: AxOptionsIssue = {
+      path: join(path, key),
+      expected: kindWords,
+      received:
+        kind === undefined
+          ? 'nothing (required)'
+          : typeof kind === 'string' && kind.length <= 40
+            ? `'${kind}'`
+            : kindOf(kind),
+    };
+    if (typeof kind === 'string') {
+      const near = nearest(kind, names);
+      if (near !== undefined) issue.suggestion = `'${near}'`;
+    }
+    issues.push(issue);
+  });
+}
+
 /** The first shape that accepts the value; otherwise the issue names all of them. */
 export function anyOf(...shapes: Shape[]): Shape {
   const expected = listWords(
@@ -145,16 +194,17 @@ export function anyOf(...shapes: Shape[]): Shape {
       candidate.check(value, path, found);
       if (found.length === 0) return;
       // An object shape that got past its type check tells more than "expected A or B".
-      if (found[0]!.path !== (path || '(options)') && (best === undefined || found.length < best.length)) best = found;
+      if (found[0]!.path !== (path || '(options)') && (best === undefined || found.length < best.length))
+        best = found;
     }
     if (best) issues.push(...best);
     else push(issues, path, expected, value);
   });
 }
 
-/** An array whose items all fit `item`. */
-export function array(item: Shape, options: { minLength?: number } = {}): Shape {
-  const expected = `an array of ${item.expected.replace(/^an? /, '')}s`;
+/** An array whose items all fit `item`; `expected` words it where the item's words do not pluralize. */
+export function array(item: Shape, options: { minLength?: number; expected?: string } = {}): Shape {
+  const expected = options.expected ?? `an array of ${item.expected.replace(/^an? /, '')}s`;
   return shape(expected, (value, path, issues) => {
     if (!Array.isArray(value)) return push(issues, path, expected, value);
     if (options.minLength !== undefined && value.length < options.minLength) {

@@ -3,10 +3,10 @@
  * They enter the conversation raw, attributed to their source, and are rendered by the AI
  * layer as explicitly untrusted context — never as instructions.
  */
-import { listOf } from '../ai/shapes.js';
 import type { AxAIMCPContextPart, AxAIMessage } from '../ai/types.js';
 import {
   type AxOptionsIssue,
+  array,
   nearest,
   object,
   record,
@@ -80,10 +80,9 @@ const ENTRY: Shape = {
 };
 
 /** The shape of the `mcpContext` option. */
-export const MCP_CONTEXT: Shape = listOf(
-  ENTRY,
-  'an array of entries { client, prompt } or { client, resource }',
-);
+export const MCP_CONTEXT: Shape = array(ENTRY, {
+  expected: 'an array of entries { client, prompt } or { client, resource }',
+});
 
 /**
  * Fetches every entry (concurrently, each client initialized once per context) and returns

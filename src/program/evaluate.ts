@@ -3,9 +3,19 @@
  * many times, so MCP comes from recordings by default: a client with a live server behind it
  * stops the evaluation before anything is sent, unless `evaluationMode: 'live'` asks for it.
  */
-import { ABORT_SIGNAL, ANY_OBJECT, listOf } from '../ai/shapes.js';
 import type { AxAIService } from '../ai/types.js';
-import { anything, func, kindOf, number, object, oneOf, required } from '../options/check.js';
+import {
+  ABORT_SIGNAL,
+  ANY_OBJECT,
+  anything,
+  array,
+  func,
+  kindOf,
+  number,
+  object,
+  oneOf,
+  required,
+} from '../options/check.js';
 import { AxProgramError, assertProgramOptions, programOptionsError } from './errors.js';
 import {
   type AxMCPClients,
@@ -64,7 +74,7 @@ const EXAMPLE = object(
 /** What {@link axEvaluate} accepts; checked once per evaluation, before any run. */
 const EVALUATE_OPTIONS = object(
   {
-    examples: required(listOf(EXAMPLE, 'an array of examples { input, expected? }')),
+    examples: required(array(EXAMPLE, { expected: 'an array of examples { input, expected? }' })),
     metric: required(func('a function ({ input, output, expected }) => number')),
     mcp: MCP_CLIENTS,
     evaluationMode: oneOf('replay', 'live'),

@@ -5,10 +5,9 @@
  * `mcpInheritance` restricts it. When a node fails the flow aborts its other branches and
  * cancels the MCP tasks every branch still has open.
  */
-import { ABORT_SIGNAL } from '../ai/shapes.js';
 import type { AxAIService } from '../ai/types.js';
 import type { AxEventContext } from '../events/target.js';
-import { func, kindOf, number, object } from '../options/check.js';
+import { ABORT_SIGNAL, func, kindOf, number, object } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
 import { AxProgramError, assertProgramOptions, programOptionsError } from './errors.js';
 import {

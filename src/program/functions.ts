@@ -2,10 +2,19 @@
  * Functions: tools implemented in your own code. MCP servers are attached with `mcp`,
  * never as functions; a client passed here is rejected.
  */
-import { listOf, matching } from '../ai/shapes.js';
 import type { AxAIService } from '../ai/types.js';
 import type { AxEventContext } from '../events/target.js';
-import { anything, func, object, record, required, type Shape, string } from '../options/check.js';
+import {
+  anything,
+  array,
+  func,
+  matching,
+  object,
+  record,
+  required,
+  type Shape,
+  string,
+} from '../options/check.js';
 import { AxProgramError } from './errors.js';
 import { type AxMCPExecutionContext, isMCPClient } from './mcp-context.js';
 
@@ -98,10 +107,9 @@ const FUNCTION_OR_CLIENT: Shape = {
 };
 
 /** The shape of the `functions` option. */
-export const FUNCTIONS: Shape = listOf(
-  FUNCTION_OR_CLIENT,
-  'an array of function definitions { name, description, parameters?, func }',
-);
+export const FUNCTIONS: Shape = array(FUNCTION_OR_CLIENT, {
+  expected: 'an array of function definitions { name, description, parameters?, func }',
+});
 
 /**
  * The `functions` option after its shape was checked ({@link FUNCTIONS}): two functions with

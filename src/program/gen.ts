@@ -2,11 +2,10 @@
  * `ax(signature, options)` / {@link AxGen}: a program that turns typed inputs into typed
  * outputs with a model, calling MCP tools and functions on the way.
  */
-import { ABORT_SIGNAL, listOf } from '../ai/shapes.js';
 import { type AxAIContentPart, type AxAIService, CONTENT_PART } from '../ai/types.js';
 import type { AxEventInputField } from '../events/input.js';
 import type { AxEventContext } from '../events/target.js';
-import { func, number, object, oneOf, string } from '../options/check.js';
+import { ABORT_SIGNAL, array, func, number, object, oneOf, string } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
 import { AsyncChannel } from './channel.js';
 import { type AxMCPContextEntry, MCP_CONTEXT, resolveContextEntries } from './context-entries.js';
@@ -124,7 +123,7 @@ const GEN_FORWARD_OPTIONS = object(
     maxSteps: MAX_STEPS,
     eventContext: EVENT_CONTEXT,
     onMCPEvent: func('a function (event) => void'),
-    attachments: listOf(CONTENT_PART, 'an array of content parts { type, … }'),
+    attachments: array(CONTENT_PART, { expected: 'an array of content parts { type, … }' }),
   },
   {
     expected: 'run options { abortSignal?, mcp?, mcpContext?, maxSteps?, … }',

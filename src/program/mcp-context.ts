@@ -3,10 +3,9 @@
  * per context tree, what nested programs inherit (`mcpInheritance`), and the tasks its
  * tool calls created, so a failed branch can cancel them.
  */
-import { satisfies } from '../ai/shapes.js';
 import type { AxMCPClient } from '../client/client.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
-import { kindOf, object, oneOf, type Shape, string } from '../options/check.js';
+import { instance, kindOf, object, oneOf, type Shape, string } from '../options/check.js';
 import { AxProgramError, assertProgramOptions } from './errors.js';
 
 /**
@@ -37,7 +36,7 @@ export type AxMCPEvaluationMode = 'replay' | 'live';
 export type AxMCPClients = AxProgramMCPClient | readonly AxProgramMCPClient[];
 
 /** The shape of one MCP client. */
-export const MCP_CLIENT: Shape = satisfies('an MCP client (AxMCPClient)', (value) => isMCPClient(value));
+export const MCP_CLIENT: Shape = instance('an MCP client (AxMCPClient)', (value) => isMCPClient(value));
 
 /** The shape of {@link AxMCPClients}: `mcp[1]` names a bad item of a list. */
 export const MCP_CLIENTS: Shape = {
@@ -82,7 +81,7 @@ export const MCP_INHERITANCE: Shape = {
 };
 
 /** The shape of `mcpParent`: the context a parent program, flow or function passes. */
-export const EXECUTION_CONTEXT: Shape = satisfies(
+export const EXECUTION_CONTEXT: Shape = instance(
   'an AxMCPExecutionContext (from a parent program, flow or function context)',
   (value) => value instanceof AxMCPExecutionContext,
 );

@@ -3,13 +3,12 @@
  * event runtime sets) and the check of a run's AI service. The options types declare their
  * schemas next to their interfaces and compose these.
  */
-import { satisfies } from '../ai/shapes.js';
 import { type AxAIService, isAIService } from '../ai/types.js';
-import { kindOf } from '../options/check.js';
+import { instance, kindOf } from '../options/check.js';
 import { programOptionsError } from './errors.js';
 
 /** `eventContext`: set by the event runtime when an event wakes or resumes a program. */
-export const EVENT_CONTEXT = satisfies(
+export const EVENT_CONTEXT = instance(
   'an event context (the event runtime sets it)',
   (value) =>
     typeof value === 'object' &&

@@ -13,8 +13,7 @@
  * tasks and cancellation apply.
  */
 import { resultParts } from '../ai/mcp-content.js';
-import { ABORT_SIGNAL } from '../ai/shapes.js';
-import { nearest, object, required, string } from '../options/check.js';
+import { ABORT_SIGNAL, nearest, object, required, string } from '../options/check.js';
 import { assertProgramOptions, programOptionsError, shownValue } from './errors.js';
 import { type AxFunction, AxFunctionError } from './functions.js';
 import { type AxProgramMCPClient, MCP_CLIENT } from './mcp-context.js';

@@ -3,11 +3,21 @@
  * JavaScript steps that run in a QuickJS sandbox where MCP is reachable only through
  * `mcp.<namespace>.…`; a responder then turns the evidence into the signature's outputs.
  */
-import { ABORT_SIGNAL, listOf, matching, satisfies } from '../../ai/shapes.js';
 import { AI_SERVICE, type AxAIContentPart, type AxAIService } from '../../ai/types.js';
 import type { AxEventInputField } from '../../events/input.js';
 import type { AxEventContext } from '../../events/target.js';
-import { anyOf, array, boolean, func, number, object, string } from '../../options/check.js';
+import {
+  ABORT_SIGNAL,
+  anyOf,
+  array,
+  boolean,
+  func,
+  instance,
+  matching,
+  number,
+  object,
+  string,
+} from '../../options/check.js';
 import { linkAbort } from '../../protocol/abort.js';
 import { AsyncChannel } from '../channel.js';
 import { AxProgramError, assertProgramOptions, programOptionsError, shownValue } from '../errors.js';
@@ -115,9 +125,9 @@ const AGENT_OPTIONS = object(
         { expected: 'an object { maxResults? }' },
       ),
     ),
-    agents: listOf(
-      satisfies('an agent created with agent()', (value) => value instanceof AxAgent),
-      'an array of agents created with agent()',
+    agents: array(
+      instance('an agent created with agent()', (value) => value instanceof AxAgent),
+      { expected: 'an array of agents created with agent()' },
     ),
     functions: FUNCTIONS,
     contextFields: array(string({ nonEmpty: true })),
