@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo.js';
 import { eventually } from './helpers/clients.js';
@@ -123,6 +125,84 @@ describe.skipIf(!existsSync(BIN))('the ax-mcp CLI', () => {
     } finally {
       child.kill('SIGINT');
       await new Promise((resolve) => child.once('close', resolve));
+    }
+  });
+
+  it('watch --routes shows what each route of a runtime module would do with each notification, and why not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ax-mcp-watch-'));
+    const module = join(dir, 'my-runtime.mjs');
+    writeFileSync(
+      module,
+      `import { eventRoute, eventTarget } from ${JSON.stringify(pathToFileURL(resolve(import.meta.dirname, '../dist/index.js')).href)};
+const agent = eventTarget('stock-agent').invoke(async () => 'ran').build();
+export const routes = [
+  eventRoute('wake-on-stock').types('mcp.resource.updated').authenticated().wake(agent).build(),
+  eventRoute('log-catalog').types('mcp.catalog.changed').observe(() => {}).build(),
+];
+`,
+    );
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        BIN,
+        'watch',
+        url,
+        '--allow-localhost',
+        '--subscribe',
+        'inventory://warehouse/berlin',
+        '--routes',
+        module,
+      ],
+      { env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let stdout = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    try {
+      await eventually(() => stdout.includes('watching'), 15_000, 'the watch banner');
+      await eventually(() => server.state().listenStreams.length > 0, 10_000, 'a listen stream');
+      await server.emitResourceUpdated('inventory://warehouse/berlin');
+      await eventually(() => stdout.includes('· wake-on-stock: identity'), 10_000, 'the explanation');
+      // Anonymous: the authenticated wake route says why not; the catalog route is not for this type.
+      expect(stdout).toMatch(/· wake-on-stock: identity — .*anonymous/);
+      expect(stdout).toMatch(/· log-catalog: type — /);
+    } finally {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.once('close', resolve));
+    }
+    const attributed: ChildProcess = spawn(
+      process.execPath,
+      [
+        BIN,
+        'watch',
+        url,
+        '--allow-localhost',
+        '--subscribe',
+        'inventory://warehouse/berlin',
+        '--routes',
+        module,
+        '--tenant',
+        'acme',
+        '--trust',
+        'authenticated',
+      ],
+      { env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let seen = '';
+    attributed.stdout?.on('data', (chunk) => {
+      seen += chunk;
+    });
+    try {
+      await eventually(() => seen.includes('watching'), 15_000, 'the watch banner');
+      await eventually(() => server.state().listenStreams.length > 0, 10_000, 'a listen stream');
+      await server.emitResourceUpdated('inventory://warehouse/berlin');
+      await eventually(() => seen.includes('✓ wake-on-stock'), 10_000, 'the matching route');
+      expect(seen).toContain('✓ wake-on-stock: would wake stock-agent');
+    } finally {
+      attributed.kill('SIGINT');
+      await new Promise((resolve) => attributed.once('close', resolve));
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { AxMCPError } from '../index.js';
+import { type AxEventTrust, AxMCPError, eventRuntime } from '../index.js';
 import { CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
 import { runDemo } from './demo.js';
 import { cliHint } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, recordCommand } from './record.js';
+import { loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
 import { watch, watchPolicy } from './watch.js';
 import { runWorker } from './worker.js';
 
@@ -15,7 +16,11 @@ Usage:
   ax-mcp inspect <endpoint> [--json]          era, server, capabilities and catalog
   ax-mcp call <endpoint> <tool> [--args JSON]  call a tool, print the raw result
   ax-mcp watch <endpoint> [--subscribe all|<uri>...] [--select <glob>]
-                                               stream events live; Ctrl-C stops
+              [--routes ./my-runtime.js] [--tenant ID] [--trust LEVEL]
+                                               stream events live; with --routes, what each
+                                               route would do with each event, and why not;
+                                               --tenant/--trust attribute the events as your
+                                               source would; Ctrl-C stops
   ax-mcp demo                                  start the demo server and walk through it
   ax-mcp worker --store postgres://… --module ./my-runtime.js
                                                run an event-runtime worker (ax-mcp worker --help)
@@ -91,22 +96,53 @@ async function main(argv: string[]): Promise<number> {
           ...CONNECT_OPTIONS,
           subscribe: { type: 'string', multiple: true },
           select: { type: 'string' },
+          routes: { type: 'string' },
+          tenant: { type: 'string' },
+          trust: { type: 'string' },
         },
       });
       const endpoint = positionals[0];
       if (!endpoint) throw new UsageError('watch needs an endpoint');
       const subscribe = [...(values.subscribe ?? []), ...positionals.slice(1)];
+      const trust = values.trust as AxEventTrust | undefined;
+      if (trust !== undefined && !['trusted', 'authenticated', 'untrusted'].includes(trust)) {
+        throw new UsageError('--trust must be trusted, authenticated or untrusted');
+      }
+      const attribution = {
+        ...(values.tenant ? { identity: { tenantId: values.tenant } } : {}),
+        ...(trust ? { trust } : {}),
+      };
+      const module = values.routes
+        ? await loadRuntimeModule(values.routes, { workerId: 'watch' })
+        : undefined;
+      const routes = module
+        ? {
+            routes: module.routes,
+            // Never started: it only answers explain(); nothing runs and nothing is stored.
+            runtime: eventRuntime({
+              routes: module.routes,
+              ...(module.targets ? { targets: module.targets } : {}),
+              allowVolatile: true,
+              onWarning: () => {},
+            }),
+          }
+        : undefined;
       const client = connect(endpoint, values as ConnectFlags);
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
-        await watch(client, watchPolicy(subscribe, values.select), out, stop.signal);
+        await watch(client, watchPolicy(subscribe, values.select), out, stop.signal, {
+          ...(routes ? { routes } : {}),
+          attribution,
+        });
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await client.close();
+        await routes?.runtime.close();
+        await module?.close?.();
       }
       return 0;
     }
@@ -142,6 +178,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     if (
       error instanceof UsageError ||
+      error instanceof RuntimeModuleError ||
       (error instanceof Error && error.name === 'TypeError' && 'code' in error)
     ) {
       process.stderr.write(`ax-mcp: ${error.message}\n\n${HELP}`);

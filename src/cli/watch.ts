@@ -1,4 +1,11 @@
-import type { AxMCPClient, AxMCPResourceSubscriptionPolicy } from '../index.js';
+import type {
+  AxEventIdentity,
+  AxEventRouteDefinition,
+  AxEventRuntime,
+  AxEventTrust,
+  AxMCPClient,
+  AxMCPResourceSubscriptionPolicy,
+} from '../index.js';
 import { AxMCPEventSource, eventRoute, eventRuntime } from '../index.js';
 import { style } from './style.js';
 
@@ -41,16 +48,34 @@ const COLOURS: Record<string, (text: string) => string> = {
 };
 
 /**
+ * The routes of a user's runtime module, asked what they would do with each event the watch
+ * sees (`--routes`). The runtime is never started: nothing runs, nothing is stored.
+ */
+export interface WatchRoutes {
+  runtime: AxEventRuntime;
+  routes: readonly AxEventRouteDefinition[];
+}
+
+/** How the watch's source attributes its events (`--tenant`, `--trust`), as an app's source would. */
+export interface WatchAttribution {
+  identity?: AxEventIdentity;
+  trust?: AxEventTrust;
+}
+
+/**
  * Streams a server's events to the terminal until `signal` aborts: the subscription
- * policy is applied and kept in line with the catalog, and connection changes show.
+ * policy is applied and kept in line with the catalog, and connection changes show. With
+ * `routes`, each event is followed by what every route would do with it, and why not.
  */
 export async function watch(
   client: AxMCPClient,
   policy: AxMCPResourceSubscriptionPolicy,
   out: (text: string) => void,
   signal: AbortSignal,
+  options: { routes?: WatchRoutes; attribution?: WatchAttribution } = {},
 ): Promise<void> {
-  const source = new AxMCPEventSource({ client, resourceSubscriptions: policy });
+  const attribution = options.attribution ?? {};
+  const source = new AxMCPEventSource({ client, resourceSubscriptions: policy, ...attribution });
   const runtime = eventRuntime({
     sources: [source],
     allowVolatile: true,
@@ -58,10 +83,13 @@ export async function watch(
     routes: [
       eventRoute('print')
         .types('mcp.*')
-        .observe(({ event }) => {
+        .observe(async (ingress) => {
+          const event = ingress.event;
           const colour = COLOURS[event.type] ?? ((text: string) => text);
           const time = (event.time ?? new Date().toISOString()).slice(11, 23);
           out(`${style.dim(time)} ${colour(event.type.padEnd(20))} ${summary(event.subject, event.data)}`);
+          if (options.routes)
+            for (const line of await explainLines(options.routes, event, ingress)) out(line);
         })
         .build(),
     ],
@@ -80,6 +108,31 @@ export async function watch(
   });
   await runtime.close();
   await source.close();
+}
+
+/** One line per route: what it would do with the event, or the first reason it would not. */
+async function explainLines(
+  routes: WatchRoutes,
+  event: Parameters<AxEventRuntime['explain']>[0],
+  ingress: { identity: Readonly<AxEventIdentity>; trust: AxEventTrust },
+): Promise<string[]> {
+  const anonymous = Object.keys(ingress.identity).length === 0;
+  const verdicts = await routes.runtime.explain(event, {
+    ...(anonymous ? {} : { identity: { ...ingress.identity } }),
+    trust: ingress.trust,
+  });
+  return verdicts.map((verdict) => {
+    const route = routes.routes.find((candidate) => candidate.id === verdict.routeId);
+    const target = typeof route?.target === 'string' ? route.target : route?.target?.id;
+    if (verdict.matches) {
+      return style.green(
+        `    ✓ ${verdict.routeId}: would ${route?.action ?? 'take it'}${target ? ` ${target}` : ''}`,
+      );
+    }
+    return style.dim(
+      `    · ${verdict.routeId}: ${verdict.reason?.code ?? 'no'} — ${verdict.reason?.message ?? ''}`,
+    );
+  });
 }
 
 function summary(subject: string | undefined, data: unknown): string {

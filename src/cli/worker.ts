@@ -12,15 +12,12 @@
  * signal aborts them (idempotent ones go back to the fleet, others end `outcome_unknown`).
  */
 
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { AxEventRouteDefinition } from '../events/route.js';
-import type { AxEventRuntimeOptions } from '../events/runtime-options.js';
-import type { AxEventSource } from '../events/source.js';
-import type { AxEventTargetDefinition } from '../events/target.js';
 import { AxPostgresEventStore } from '../node/postgres-event-store.js';
 import { AxPostgresEventWorker } from '../node/postgres-event-store-worker.js';
+import { type AxWorkerModule, loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
+
+export type { AxWorkerModule };
 
 /** Usage of `ax-mcp worker`. */
 export const WORKER_HELP = `ax-mcp worker — run an event-runtime worker against PostgreSQL
@@ -41,17 +38,6 @@ Usage:
 
 SIGTERM/SIGINT: stop claiming and let running deliveries finish; a second signal aborts them.
 `;
-
-/** What a worker module provides. */
-export interface AxWorkerModule {
-  routes: readonly AxEventRouteDefinition[];
-  targets?: readonly AxEventTargetDefinition[];
-  sources?: readonly AxEventSource[];
-  /** Runtime options (retries, leases, limits); the CLI flags win where both are set. */
-  options?: Omit<AxEventRuntimeOptions, 'store' | 'targets' | 'sources' | 'scheduling' | 'coordination'>;
-  /** Called after the worker stopped (close clients the module opened). */
-  close?: () => void | Promise<void>;
-}
 
 /** What `runWorker` writes to and listens to (the real process by default). */
 export interface AxWorkerIO {
@@ -82,34 +68,6 @@ function describeStore(url: string): string {
   } catch {
     return '(connection string)';
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object';
-}
-
-async function loadModule(path: string, context: { workerId: string }) {
-  const href = pathToFileURL(isAbsolute(path) ? path : resolve(process.cwd(), path)).href;
-  const loaded: unknown = await import(href);
-  if (!isObject(loaded)) throw new WorkerUsageError(`${path} is not an ES module`);
-  const made: unknown = typeof loaded.default === 'function' ? await loaded.default(context) : loaded;
-  if (!isObject(made) || !Array.isArray(made.routes)) {
-    throw new WorkerUsageError(
-      `${path} must export routes (an array), or a default function returning { routes }`,
-    );
-  }
-  for (const key of ['targets', 'sources'] as const) {
-    if (made[key] !== undefined && !Array.isArray(made[key])) {
-      throw new WorkerUsageError(`${path}: ${key} must be an array`);
-    }
-  }
-  if (made.options !== undefined && !isObject(made.options)) {
-    throw new WorkerUsageError(`${path}: options must be an object`);
-  }
-  if (made.close !== undefined && typeof made.close !== 'function') {
-    throw new WorkerUsageError(`${path}: close must be a function`);
-  }
-  return made as unknown as AxWorkerModule;
 }
 
 /**
@@ -174,7 +132,7 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
     }
     const workerId = (values['worker-id'] as string | undefined) ?? `worker_${crypto.randomUUID()}`;
 
-    module = await loadModule(modulePath, { workerId });
+    module = await loadRuntimeModule(modulePath, { workerId });
     const concurrency = concurrencyFlag ?? module.options?.workerConcurrency ?? 4;
     const report = (error: unknown, where: string) =>
       err(`ax-mcp worker ${workerId}: ${where}: ${error instanceof Error ? error.message : String(error)}`);
@@ -222,11 +180,14 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
     out(`ax-mcp worker ${workerId}: stopped`);
     return 0;
   } catch (error) {
-    if (error instanceof WorkerUsageError) {
+    if (error instanceof WorkerUsageError || error instanceof RuntimeModuleError) {
       err(`ax-mcp worker: ${error.message}\n\n${WORKER_HELP}`);
       return 2;
     }
-    const code = isObject(error) && typeof error.code === 'string' ? ` [${error.code}]` : '';
+    const code =
+      typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+        ? ` [${(error as { code: string }).code}]`
+        : '';
     err(`ax-mcp worker: ${error instanceof Error ? error.message : String(error)}${code}`);
     await worker?.close({ drainTimeoutMs: 0 }).catch(() => undefined);
     return 1;
