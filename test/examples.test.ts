@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { main as catalogDiscovery } from '../examples/catalog-discovery.js';
+import { main as guardedAndExplained } from '../examples/guarded-and-explained.js';
 import { main as subscriptionPolicy } from '../examples/subscription-policy.js';
 import { main as taskContinuation } from '../examples/task-continuation.js';
 import { AxMCPDemoServer, type AxMCPDemoServerOptions } from '../src/demo.js';
@@ -22,6 +23,30 @@ afterEach(async () => {
 });
 
 describe('examples', () => {
+  it('guarded-and-explained: a misspelled guard refused, the destructive tool denied, a callback plan, explain and a warning', async () => {
+    const { server, url } = await demo();
+    const lines: string[] = [];
+    const before = server.state().methodCounts;
+    const result = await guardedAndExplained(url, (line) => lines.push(line));
+    expect(result.misspelled).toEqual({
+      code: 'invalid_options',
+      path: 'authorizeToolcall',
+      suggestion: 'authorizeToolCall',
+    });
+    expect(result.destructiveDenied).toBe(true);
+    expect(result.stockTotal).toBeGreaterThan(0);
+    expect(server.state().methodCounts.modern['tools/call'] ?? 0).toBe(
+      (before.modern['tools/call'] ?? 0) + 1,
+    );
+    expect(result.planned).toEqual({ uri: 'inventory://warehouse/berlin' });
+    expect(result.explained).toEqual([
+      { routeId: 'wake-on-stock', matches: false, reason: expect.objectContaining({ code: 'identity' }) },
+      { routeId: 'wake-on-stock', matches: true },
+    ]);
+    expect(result.warnings.some((warning) => warning.includes('wake-on-stock'))).toBe(true);
+    expect(lines.some((line) => line.startsWith('denied:'))).toBe(true);
+  });
+
   it('catalog-discovery: tools, concrete resources, templates and cache hints', async () => {
     const { url } = await demo();
     const lines: string[] = [];

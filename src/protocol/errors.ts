@@ -128,7 +128,12 @@ export interface AxMCPURLElicitation {
 export class AxMCPURLElicitationRequiredError extends AxMCPProtocolError {
   readonly elicitations: readonly AxMCPURLElicitation[];
 
-  constructor(message: string, elicitations: readonly AxMCPURLElicitation[], data: unknown, context: AxMCPErrorContext = {}) {
+  constructor(
+    message: string,
+    elicitations: readonly AxMCPURLElicitation[],
+    data: unknown,
+    context: AxMCPErrorContext = {},
+  ) {
     super(RPC.urlElicitationRequired, message, data, { ...context, code: 'url_elicitation_required' });
     this.elicitations = elicitations;
   }

@@ -144,7 +144,8 @@ export function rpcError(error: JSONRPCErrorObject): AxMCPProtocolError {
 
 /** The URL-mode elicitations of a `-32042` error's data, or undefined when malformed. */
 function urlElicitations(data: unknown): AxMCPURLElicitation[] | undefined {
-  const list = typeof data === 'object' && data !== null ? (data as { elicitations?: unknown }).elicitations : undefined;
+  const list =
+    typeof data === 'object' && data !== null ? (data as { elicitations?: unknown }).elicitations : undefined;
   if (!Array.isArray(list) || list.length === 0 || list.length > 16) return undefined;
   const out: AxMCPURLElicitation[] = [];
   for (const entry of list) {
