@@ -4,6 +4,15 @@
  * `setLoggingLevel()` makes every later request carry the level in `_meta`. Against the
  * official v2 server SDK (2026-07-28) and the demo's 2025-11-25 leg.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  type Context,
+  type ContextManager,
+  context,
+  createTraceState,
+  ROOT_CONTEXT,
+  trace,
+} from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo/index.js';
 import {
@@ -227,6 +236,78 @@ describe('sampling with tools (official v2 server SDK, in-band on 2026-07-28)', 
         rpcCode: -32021,
         data: { requiredCapabilities: { sampling: { tools: {} } } },
       });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+/** A context manager on AsyncLocalStorage, as an OpenTelemetry SDK installs one. */
+class AsyncLocalContextManager implements ContextManager {
+  readonly #storage = new AsyncLocalStorage<Context>();
+  active(): Context {
+    return this.#storage.getStore() ?? ROOT_CONTEXT;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return this.#storage.run(ctx, () => fn.call(thisArg, ...args));
+  }
+  bind<T>(_ctx: Context, target: T): T {
+    return target;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    this.#storage.disable();
+    return this;
+  }
+}
+
+describe('trace context reaches the server (official v2 server SDK)', () => {
+  let peer: ModernPeer;
+  const manager = new AsyncLocalContextManager();
+
+  beforeAll(async () => {
+    peer = await startModernServer();
+    context.setGlobalContextManager(manager);
+  });
+
+  afterAll(async () => {
+    context.disable();
+    await peer?.close();
+  });
+
+  it('an active span puts traceparent and tracestate in _meta of every request; none without one', async () => {
+    const client = httpClient(peer.url, { era: 'modern' });
+    const spanContext = {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: 1,
+      traceState: createTraceState('vendor=opaque'),
+    };
+    try {
+      await client.callTool('echo', { message: 'untraced' });
+      const untraced = peer.stats.requests.filter((request) => request.method === 'tools/call').at(-1);
+      expect(untraced?.meta).toBeDefined();
+      expect(untraced?.meta).not.toHaveProperty('traceparent');
+      await context.with(trace.setSpanContext(context.active(), spanContext), async () => {
+        await client.callTool('echo', { message: 'traced' });
+        await client.readResource('res://modern/hello');
+      });
+      const traced = peer.stats.requests
+        .filter((request) => ['tools/call', 'resources/read'].includes(request.method))
+        .slice(-2);
+      for (const request of traced) {
+        expect(request.meta).toMatchObject({
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+          tracestate: 'vendor=opaque',
+        });
+      }
     } finally {
       await client.close();
     }

@@ -3,6 +3,7 @@ import { AxMCPError, AxMCPTimeoutError } from '../protocol/errors.js';
 import { isErrorResponse, type JSONRPCId, type JSONRPCRequest, rpcError } from '../protocol/jsonrpc.js';
 import type { AxMCPProgress } from '../protocol/messages.js';
 import type { AxMCPSendOptions, AxMCPTransport } from '../transport/types.js';
+import { traceContextMeta } from './trace-context.js';
 
 /** Options of one request, as the client's methods accept them. */
 export interface AxMCPCallOptions {
@@ -71,11 +72,17 @@ export class InFlightRequests {
   ): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
     const message: JSONRPCRequest = { jsonrpc: '2.0', id, method: request.method };
-    if (request.progress === false) {
+    const traced = traceContextMeta();
+    if (request.progress === false && !traced) {
       if (request.params) message.params = request.params;
     } else {
       const params: Record<string, unknown> = { ...request.params };
-      params._meta = { ...(params._meta as Record<string, unknown> | undefined), progressToken: id };
+      // The caller's own _meta keys win over the trace context.
+      params._meta = {
+        ...traced,
+        ...(params._meta as Record<string, unknown> | undefined),
+        ...(request.progress === false ? {} : { progressToken: id }),
+      };
       message.params = params;
     }
     decorate?.(message);
