@@ -380,26 +380,60 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
     });
   });
 
-  // BUG (modern wire): AxMCPEventSource.reconcile() acquires one URI at a time, and on 2026-07-28 every
-  // acquisition reopens the listen stream: 'all' over N resources costs N listen requests (5 s for 150 here).
-  (era.wire === 'modern' ? it.skip : it)(
-    "'all' over a larger catalog reaches the wire in a bounded number of requests",
-    async () => {
-      const server = new AxMCPDemoServer({ era: era.server, keepAliveMs: 0 });
-      for (let i = 0; i < 40; i++) server.addResource({ uri: `inventory://warehouse/w${i}`, name: `w${i}` });
-      const rig = await startRig({ era, server, policy: 'all' });
-      rig.close = ((close) => async () => {
-        await close();
-        await server.close();
-      })(rig.close);
-      expect(rig.source.subscriptions).toHaveLength(43);
-      await expectWire(rig.server, era.wire, rig.source.subscriptions);
-      const counts = rig.server.state().methodCounts;
-      // Legacy has no batch subscribe: one request per URI is the floor. Modern can carry them all in one filter.
-      if (era.wire === 'legacy') expect(counts.legacy['resources/subscribe']).toBe(43);
-      else expect(counts.modern['subscriptions/listen']).toBeLessThanOrEqual(5);
-    },
-  );
+  it("'all' over a larger catalog reaches the wire in a bounded number of requests", async () => {
+    const server = new AxMCPDemoServer({ era: era.server, keepAliveMs: 0 });
+    for (let i = 0; i < 40; i++) server.addResource({ uri: `inventory://warehouse/w${i}`, name: `w${i}` });
+    const rig = await startRig({ era, server, policy: 'all' });
+    rig.close = ((close) => async () => {
+      await close();
+      await server.close();
+    })(rig.close);
+    expect(rig.source.subscriptions).toHaveLength(43);
+    await expectWire(rig.server, era.wire, rig.source.subscriptions);
+    const counts = rig.server.state().methodCounts;
+    // Legacy has no batch subscribe: one request per URI is the floor. Modern can carry them all in one filter.
+    if (era.wire === 'legacy') expect(counts.legacy['resources/subscribe']).toBe(43);
+    // Modern: the listen stream opened by start(), the first acquisition (the client changes the
+    // filter as soon as it arrives), then the other 42 merged into one more change. Acquiring one
+    // URI at a time cost a listen per URI.
+    else expect(counts.modern['subscriptions/listen']).toBeLessThanOrEqual(3);
+  });
+
+  it('one refused URI among many is isolated in a few wire changes, not one per URI', async () => {
+    const REFUSED = 'inventory://warehouse/w17';
+    const faults = refusingFetch((method, params) => {
+      if (method === 'resources/subscribe') return params.uri === REFUSED;
+      if (method === 'subscriptions/listen') {
+        const filter = params.notifications as { resourceSubscriptions?: string[] } | undefined;
+        return filter?.resourceSubscriptions?.includes(REFUSED) === true;
+      }
+      return false;
+    });
+    const server = new AxMCPDemoServer({ era: era.server, keepAliveMs: 0 });
+    for (let i = 0; i < 40; i++) server.addResource({ uri: `inventory://warehouse/w${i}`, name: `w${i}` });
+    const rig = await startRig({ era, server, policy: 'all', fetch: faults.fetch });
+    rig.close = ((close) => async () => {
+      await close();
+      await server.close();
+    })(rig.close);
+    expect(rig.source.subscriptions).toHaveLength(42);
+    expect(rig.source.subscriptions).not.toContain(REFUSED);
+    await expectWire(rig.server, era.wire, rig.source.subscriptions);
+    const reported = sourceErrors(rig);
+    expect(reported).toHaveLength(1);
+    expect((reported[0] as AggregateError).errors).toHaveLength(1);
+    const counts = rig.server.state().methodCounts;
+    if (era.wire === 'legacy') {
+      // One request per URI; the refused one is its own failure and waits for the next change.
+      expect(counts.legacy['resources/subscribe']).toBe(42);
+      expect(faults.refused).toHaveLength(1);
+    } else {
+      // The merged change carrying the refused URI fails for all 42 in it; halving the failed set
+      // finds the refused URI in about 2·log2(42) changes (11 measured). Before: one listen per URI (46).
+      const listens = (counts.modern['subscriptions/listen'] ?? 0) + faults.refused.length;
+      expect(listens).toBeLessThanOrEqual(16);
+    }
+  });
 
   describe('reconcile after resources/list_changed', () => {
     const warehouses = {

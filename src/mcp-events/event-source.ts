@@ -182,29 +182,44 @@ export class AxMCPEventSource implements AxEventSource {
       this.#publisher?.reportError(error);
       return;
     }
-    // Concurrent changes: the client serializes per URI and merges listen-filter changes. When
-    // a merged change fails, the failed URIs are tried once more one by one, so one refused URI
-    // does not take the others down with it.
+    // The changes of one pass go out together: the client serializes per URI and merges the
+    // listen-filter changes made meanwhile (2026-07-28), so N additions are one filter change,
+    // not N. A merged change fails for every URI in it, so what failed is retried in halves,
+    // one half at a time: one refused URI costs a few changes (about 2·log2 N), not one per
+    // URI, and does not take the others down with it.
     const failures: unknown[] = [];
     const apply = async (
       uris: string[],
       change: (uri: string) => Promise<void>,
       onDone: (uri: string) => void,
     ) => {
-      const first = await Promise.allSettled(uris.map((uri) => change(uri)));
-      const failed = uris.filter((_, index) => first[index]?.status === 'rejected');
-      uris.filter((_, index) => first[index]?.status === 'fulfilled').forEach(onDone);
-      if (failed.length === 1)
-        failures.push((first[uris.indexOf(failed[0] as string)] as PromiseRejectedResult).reason);
-      if (failed.length < 2) return;
-      for (const uri of failed) {
-        try {
-          await change(uri);
-          onDone(uri);
-        } catch (error) {
-          failures.push(error);
+      const attempt = async (group: string[]) => {
+        const settled = await Promise.allSettled(group.map((uri) => change(uri)));
+        const failed: { uri: string; reason: unknown }[] = [];
+        settled.forEach((outcome, index) => {
+          const uri = group[index] as string;
+          if (outcome.status === 'fulfilled') onDone(uri);
+          else failed.push({ uri, reason: outcome.reason });
+        });
+        return failed;
+      };
+      const isolate = async (failed: { uri: string; reason: unknown }[]): Promise<void> => {
+        if (failed.length === 1) {
+          failures.push((failed[0] as { reason: unknown }).reason);
+          return;
         }
-      }
+        const middle = Math.ceil(failed.length / 2);
+        for (const half of [failed.slice(0, middle), failed.slice(middle)]) {
+          const again = await attempt(half.map((entry) => entry.uri));
+          if (again.length === 0) continue;
+          if (half.length === 1) failures.push((again[0] as { reason: unknown }).reason);
+          else await isolate(again);
+        }
+      };
+      const failed = await attempt(uris);
+      // A single failure is this URI's own: it is retried on the next change, not now.
+      if (failed.length === 1) failures.push((failed[0] as { reason: unknown }).reason);
+      else if (failed.length > 1) await isolate(failed);
     };
     await apply(
       [...this.#owned].filter((owned) => !wanted.includes(owned)),

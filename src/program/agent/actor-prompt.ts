@@ -64,9 +64,17 @@ export function actorMessages(input: ActorPromptInput): AxAIMessage[] {
 export function stepResultText(entry: Extract<AxAgentActionLogEntry, { kind: 'step' }>): string {
   const lines = [`Step ${entry.turn} result:`];
   lines.push(entry.output === '' ? '(no console output)' : entry.output);
-  if (entry.error) lines.push(`Error: ${entry.error}`);
+  if (entry.error) lines.push(errorLine(entry.error));
   if (entry.reset) lines.push('The runtime was restarted: variables from earlier steps are gone.');
   return lines.join('\n');
+}
+
+/**
+ * A step's error under the `Error:` label. A thrown plain `Error` is described as
+ * `Error: message` already: the label is not added twice (`Error: Error: …`).
+ */
+export function errorLine(error: string): string {
+  return `Error: ${error.replace(/^(?:Error: )+/, '')}`;
 }
 
 function systemText(input: ActorPromptInput): string {
@@ -133,7 +141,13 @@ function callableLines(input: ActorPromptInput): string[] {
       const tools = index
         .all()
         .filter((callable) => callable.kind === 'tool' && callable.namespace === ns.namespace);
-      if (tools.length > 0) lines.push(wrapUntrusted(`mcp:${ns.namespace}`, tools.map(docLine)));
+      if (tools.length > 0)
+        lines.push(
+          wrapUntrusted(
+            `mcp:${ns.namespace}`,
+            tools.map((tool) => docLine(tool)),
+          ),
+        );
     }
   }
   if (input.discovery) {

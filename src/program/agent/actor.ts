@@ -48,8 +48,9 @@ export interface ActorLoop {
   contextFields: ReadonlySet<string>;
   inputs: Record<string, unknown>;
   limits: SandboxLimits;
-  /** Turns already taken (a resumed run continues counting). */
+  /** The number of the first turn this loop takes: 1, or after a resume the turns already taken + 1. */
   firstTurn: number;
+  /** Turns of the whole run, those taken before a clarification included. */
   maxTurns: number;
   log: AxAgentActionLogEntry[];
   eventContext: AxEventContext | undefined;
@@ -65,7 +66,8 @@ export async function runActor(loop: ActorLoop): Promise<ActorOutcome> {
     loop.log.push({ kind: 'note', text });
     loop.onEvent({ type: 'note', text });
   };
-  const last = loop.firstTurn + loop.maxTurns - 1;
+  // A resumed run goes on counting: its turns before the clarification count against maxTurns.
+  const last = loop.maxTurns;
   for (let turn = loop.firstTurn; turn <= last; turn++) {
     loop.signal.throwIfAborted();
     loop.currentTurn.value = turn;
@@ -75,7 +77,7 @@ export async function runActor(loop: ActorLoop): Promise<ActorOutcome> {
       note('A server changed its catalog: the callables listed in the instructions are up to date.');
     }
     const response = await loop.ai.chat({
-      messages: actorMessages({ ...loop, turn, maxTurns: last, log: loop.log }),
+      messages: actorMessages({ ...loop, turn, log: loop.log }),
       signal: loop.signal,
       ...loop.settings,
     });

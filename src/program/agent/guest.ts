@@ -79,10 +79,10 @@ export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeT
   };
 
   const toolTargets = Object.create(null);
-  const namespace = (name) => {
+  const namespace = (name, isAttached = true) => {
     const base = ['mcp', name];
     const target = Object.create(null);
-    toolTargets[name] = target;
+    if (isAttached) toolTargets[name] = target;
     const tools = new Proxy(target, {
       get: (object, key) => {
         if (typeof key !== 'string' || NOT_TOOLS.has(key) || UNSAFE.has(key)) return undefined;
@@ -124,9 +124,24 @@ export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeT
     }
   };
 
-  const mcp = Object.create(null);
-  for (const name of Object.keys(shape.namespaces)) if (!UNSAFE.has(name)) mcp[name] = namespace(name);
+  const attached = Object.create(null);
+  for (const name of Object.keys(shape.namespaces)) if (!UNSAFE.has(name)) attached[name] = namespace(name);
   setTools(shape.namespaces);
+  // A namespace that is not attached still has the shape of one, so a call through it reaches
+  // the host and fails there with the library's own error (naming the attached namespaces)
+  // instead of "cannot read property 'tools' of undefined".
+  const detached = Object.create(null);
+  const mcp = new Proxy(freeze(attached), {
+    get: (object, key) => {
+      if (typeof key !== 'string' || Object.prototype.hasOwnProperty.call(object, key)) return object[key];
+      if (NOT_TOOLS.has(key) || UNSAFE.has(key)) return undefined;
+      if (!detached[key]) detached[key] = namespace(key, false);
+      return detached[key];
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
   const callables = (kind, names) => {
     const object = Object.create(null);
     for (const name of names) if (!UNSAFE.has(name)) object[name] = (args) => send([kind, name], [args]);
@@ -140,7 +155,7 @@ export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeT
     return value;
   };
   const globals = {
-    mcp: freeze(mcp),
+    mcp,
     agents: callables('agents', shape.agents),
     functions: callables('functions', shape.functions),
     discover: (query) => send(['discover'], [query]),

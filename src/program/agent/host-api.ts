@@ -91,7 +91,7 @@ export class AgentHost implements SandboxHost {
       });
     }
     if (root === 'mcp' && name !== undefined) {
-      const client = options.context.client(name) ?? fail(`mcp.${name} is not attached to this agent`);
+      const client = options.context.client(name) ?? fail(notAttached(name, options.context));
       return this.#mcp(client as AgentMCPClient, path.slice(2), args, signal, callId);
     }
     return fail(`${path.join('.')} does not exist`);
@@ -280,6 +280,13 @@ export class AgentCallError extends Error {
 
 function codeOf(error: unknown): string | undefined {
   return error instanceof AxMCPError ? error.code : undefined;
+}
+
+/** `mcp.<name> is not attached to this agent (attached: mcp.a, mcp.b)`. */
+function notAttached(name: string, context: AxMCPExecutionContext): string {
+  const attached = context.clients.map((client) => `mcp.${client.namespace}`);
+  const shown = JSON.stringify(name).slice(1, -1).slice(0, 80);
+  return `mcp.${shown} is not attached to this agent (attached: ${attached.length > 0 ? attached.join(', ') : 'none'})`;
 }
 
 function fail(message: string): never {

@@ -162,4 +162,63 @@ describe('SandboxSession lifetime', () => {
     const step = await run(session, 'try { await functions.odd({}) } catch (e) { console.log(e.message) }');
     expect(step.output).toMatch(/^The result is not JSON/);
   });
+
+  it('arguments with their own "__proto__" key are refused with a catchable error; the session stays healthy', async () => {
+    const session = await open();
+    calls.length = 0;
+    const caught = await run(
+      session,
+      [
+        'const args = JSON.parse(\'{"__proto__": {"polluted": true}, "m": 1}\')',
+        'try { await mcp.docs.tools.echo(args) } catch (e) { console.log("refused:", e instanceof Error, e.message) }',
+        'const after = await mcp.docs.tools.echo({ m: 2 })',
+        'console.log("after:", JSON.stringify(after.args))',
+      ].join('\n'),
+    );
+    expect(caught.error).toBeUndefined();
+    expect(caught.output).toBe(
+      'refused: true mcp.docs.tools.echo was not called: "__proto__" cannot be used as a key\nafter: [{"m":2}]',
+    );
+    // The refused call never reached the host.
+    expect(calls.map((call) => call.args)).toEqual([[{ m: 2 }]]);
+    const uncaught = await run(session, 'await functions.wait(JSON.parse(\'{"__proto__": 1}\'))');
+    expect(uncaught.error).toBe(
+      'Error: functions.wait was not called: "__proto__" cannot be used as a key (line 1)',
+    );
+    expect(uncaught.reset).toBeUndefined();
+    const next = await run(session, 'console.log(after.args[0].m + 40, ({}).polluted)');
+    expect(next).toMatchObject({ output: '42 undefined', kept: [] });
+    expect(next.error).toBeUndefined();
+  });
+
+  it('a namespace that is not attached still has the shape of one: calls reach the host', async () => {
+    const session = await open();
+    calls.length = 0;
+    const step = await run(
+      session,
+      [
+        'const r = await mcp.other.tools.echo({ m: 1 })',
+        'console.log(r.path, Object.keys(mcp).join(","), "other" in mcp, typeof mcp.then, typeof mcp.__proto__)',
+      ].join('\n'),
+    );
+    expect(step.error).toBeUndefined();
+    expect(step.output).toBe('mcp.other.tools.echo docs false undefined undefined');
+  });
+
+  it('a host error made from String(error) is not shown as "Error: Error: …"', async () => {
+    const session = await SandboxSession.open(
+      {
+        call: async () => {
+          throw new Error(String(new Error('boom')));
+        },
+      },
+      DEFAULT_LIMITS,
+      { namespaces: {}, agents: [], functions: ['boom'], inputs: '{}' },
+    );
+    sessions.push(session);
+    const caught = await run(session, 'try { await functions.boom({}) } catch (e) { console.log(e) }');
+    expect(caught.output).toBe('Error: boom');
+    const uncaught = await run(session, 'await functions.boom({})');
+    expect(uncaught.error).toBe('Error: boom (line 1)');
+  });
 });

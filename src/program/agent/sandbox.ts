@@ -464,16 +464,25 @@ export class SandboxSession {
       deferred.dispose();
       this.#wake?.();
     };
-    let path: string[];
-    let args: unknown[];
+    let calling: Promise<unknown>;
     try {
-      path = JSON.parse(context.getString(pathText)) as string[];
-      args = parseGuestJSON(context.getString(argsText));
+      const path = JSON.parse(context.getString(pathText)) as string[];
+      let args: unknown[];
+      try {
+        args = parseGuestJSON(context.getString(argsText));
+      } catch (error) {
+        throw new TypeError(`${path.join('.')} was not called: ${(error as Error).message}`);
+      }
+      calling = this.#host.call(path, args, pending.abort.signal);
     } catch (error) {
-      settle(() => rejectWith(context, deferred, error));
+      // Refused before any host work: the promise is rejected now, but its handle is what this
+      // function returns, and QuickJS frees a returned handle itself once it holds its own
+      // reference — disposing it here (as `settle` does) would hand back a dead handle.
+      this.#pending.delete(pending);
+      rejectWith(context, deferred, error);
       return deferred.handle;
     }
-    this.#host.call(path, args, pending.abort.signal).then(
+    calling.then(
       (value) =>
         settle(() => {
           let text: string | undefined;
@@ -526,7 +535,9 @@ export class SandboxSession {
 }
 
 function rejectWith(context: QuickJSContext, deferred: QuickJSDeferredPromise, error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
+  // A message made from an error's `String()` starts with `Error: `: the guest's own error
+  // name says it already, so it is not repeated (`Error: Error: …` in the actor's view).
+  const message = (error instanceof Error ? error.message : String(error)).replace(/^(?:Error: )+/, '');
   const handle = context.newError({ name: 'Error', message: message.slice(0, 2000) });
   // A typed failure keeps its stable code (`error.code === 'unsupported'` in the actor's code).
   const code = (error as { code?: unknown } | null)?.code;
