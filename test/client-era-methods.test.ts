@@ -313,3 +313,66 @@ describe('trace context reaches the server (official v2 server SDK)', () => {
     }
   });
 });
+
+describe('2026-07-28: a response stream that breaks before its answer (official v2 server SDK)', () => {
+  let peer: ModernPeer;
+
+  beforeAll(async () => {
+    peer = await startModernServer();
+  });
+
+  afterAll(async () => {
+    await peer?.close();
+  });
+
+  /** A client whose first answer to `method` arrives as an SSE stream that ends with nothing in it. */
+  function breakingFirst(method: string) {
+    let broken = 0;
+    const client = httpClient(
+      peer.url,
+      { era: 'modern' },
+      {
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          const body = typeof init?.body === 'string' ? init.body : '';
+          if (broken > 0 || !body.includes(`"method":"${method}"`)) return response;
+          broken++;
+          await response.body?.cancel();
+          return new Response(': the connection drops here\n\n', {
+            status: 200,
+            headers: { 'content-type': 'text/event-stream' },
+          });
+        },
+      },
+    );
+    return { client, broken: () => broken };
+  }
+
+  it('a safe read goes again as a new request', async () => {
+    const { client, broken } = breakingFirst('resources/read');
+    try {
+      await client.init();
+      const before = peer.stats.methods.get('resources/read') ?? 0;
+      const read = await client.readResource('res://modern/hello');
+      expect(broken()).toBe(1);
+      expect(read.contents[0]).toMatchObject({ text: 'Hello from the modern peer' });
+      expect(peer.stats.methods.get('resources/read')).toBe(before + 2);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('tools/call is never re-issued: the caller gets stream_ended and the server saw it once', async () => {
+    const { client } = breakingFirst('tools/call');
+    try {
+      await client.init();
+      const before = peer.stats.methods.get('tools/call') ?? 0;
+      await expect(client.callTool('echo', { message: 'once' })).rejects.toMatchObject({
+        code: 'stream_ended',
+      });
+      expect(peer.stats.methods.get('tools/call')).toBe(before + 1);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -86,3 +86,43 @@ describe('ListenStream swap', () => {
     r.stream.close();
   });
 });
+
+describe('ListenStream torn down by the server', () => {
+  it('notifications/cancelled naming the listen request ends that stream; it is reopened with the current filter', async () => {
+    const r = rig();
+    await tick();
+    r.ack(1);
+    await r.stream.ready;
+    r.want({ resourceSubscriptions: ['res://a', 'res://c'] });
+    const cancelled = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 1 },
+    } as JSONRPCNotification;
+    expect(r.stream.accept(cancelled)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(r.opened).toEqual([1, 2]);
+    // A cancellation of some other request is not the stream's: it passes on.
+    const other = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 99 },
+    } as JSONRPCNotification;
+    expect(r.stream.accept(other)).toBe(true);
+    r.stream.close();
+  });
+
+  it('changes made together are one change of stream', async () => {
+    const r = rig();
+    await tick();
+    r.ack(1);
+    await r.stream.ready;
+    r.want({ resourceSubscriptions: ['res://a', 'res://b', 'res://c'] });
+    const changes = [r.stream.update(), r.stream.update(), r.stream.update()];
+    await tick();
+    expect(r.opened).toEqual([1, 2]);
+    r.ack(2);
+    await Promise.all(changes);
+    r.stream.close();
+  });
+});

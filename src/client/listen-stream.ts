@@ -101,12 +101,18 @@ export class ListenStream {
       }
       return this.#next;
     }
-    const wanted = this.#deps.filter();
-    const current = this.#current;
-    if (current && current.key === filterKey(wanted)) return current.acked;
-    this.#changing = this.#replace(wanted).finally(() => {
-      this.#changing = undefined;
-    });
+    // Read the filter a microtask later: interests changed together (many owners acquiring
+    // at once) then make one change of stream, not one each.
+    this.#changing = Promise.resolve()
+      .then(() => {
+        const wanted = this.#deps.filter();
+        const current = this.#current;
+        if (current && current.key === filterKey(wanted)) return current.acked;
+        return this.#replace(wanted);
+      })
+      .finally(() => {
+        this.#changing = undefined;
+      });
     return this.#changing;
   }
 
@@ -117,6 +123,14 @@ export class ListenStream {
   accept(message: JSONRPCNotification): boolean {
     const meta = isObject(message.params?._meta) ? message.params._meta : undefined;
     const subscriptionId = meta?.[META.subscriptionId];
+    if (message.method === 'notifications/cancelled') {
+      // The server tore a listen stream down (it must say so by the request's id): end it here,
+      // so the stream in use is reopened with the current filter. Other cancellations pass on.
+      const stream = this.#byId(message.params?.requestId);
+      if (!stream) return true;
+      stream.controller.abort();
+      return false;
+    }
     if (message.method === 'notifications/subscriptions/acknowledged') {
       const stream = this.#byId(subscriptionId);
       const honoured = message.params?.notifications;

@@ -1,4 +1,5 @@
-import { AxMCPProtocolError, AxMCPUnsupportedError, RPC } from '../protocol/errors.js';
+import { delay } from '../protocol/abort.js';
+import { AxMCPProtocolError, AxMCPTransportError, AxMCPUnsupportedError, RPC } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import { modernHeaders } from '../protocol/mcp-headers.js';
 import type {
@@ -23,6 +24,21 @@ export const META = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
+
+/** Safe reads that go again as a new request when their response stream breaks. */
+const REISSUABLE = new Set([
+  'server/discover',
+  'tools/list',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'completion/complete',
+  'tasks/get',
+]);
+const MAX_REISSUES = 2;
+const REISSUE_DELAYS_MS = [100, 400];
 
 /** Methods whose results may ask for input (multi round-trip requests). */
 const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -244,7 +260,25 @@ export class ModernWire implements Wire {
     }
   }
 
-  #send(request: SendRequest): Promise<Record<string, unknown>> {
+  /**
+   * A response stream that breaks before its answer cannot be resumed in this era (no event
+   * ids): a safe read goes again as a new request, at most twice; `tools/call` and every other
+   * method with effects never do (the outcome is unknown).
+   */
+  async #send(request: SendRequest): Promise<Record<string, unknown>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#sendOnce(request);
+      } catch (error) {
+        const broken = error instanceof AxMCPTransportError && error.code === 'stream_ended';
+        if (!broken || !REISSUABLE.has(request.method) || attempt >= MAX_REISSUES || request.signal?.aborted)
+          throw error;
+        await delay(REISSUE_DELAYS_MS[attempt] ?? 500, request.signal);
+      }
+    }
+  }
+
+  #sendOnce(request: SendRequest): Promise<Record<string, unknown>> {
     const params: Record<string, unknown> = { ...request.params };
     const meta: Record<string, unknown> = {
       ...(params._meta as Record<string, unknown> | undefined),
