@@ -4,18 +4,13 @@
  * `iss` and refresh tokens. In front of it, a protected MCP server (official v1 SDK,
  * sessionful) that checks every token with the authorization server itself (audience,
  * expiry, scopes) and serves RFC 9728 metadata. The "browser" is headless: it follows the
- * authorization server's redirects and an interaction endpoint consents automatically.
+ * authorization server's redirects and an interaction endpoint consents automatically. The
+ * peers live in `servers/oidc.ts`; the RFC 9101 / 9396 / 8705 / 7662 tests are beside this file.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { Provider } from 'oidc-provider';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as z from 'zod';
 import {
   AxMCPClient,
   AxMCPMemoryTokenStore,
@@ -24,251 +19,13 @@ import {
   axMCPOAuth,
 } from '../src/index.js';
 import { AxMCPFileTokenStore } from '../src/node.js';
-import { type LoopbackServer, listenLoopback, parseJson, readBody } from './servers/node-http.js';
-
-const REDIRECT_URI = 'http://127.0.0.1:9/callback';
-
-interface AuthorizationServer {
-  issuer: string;
-  provider: Provider;
-  /** Successful token grants by type. */
-  grants: string[];
-  close(): Promise<void>;
-}
-
-/** oidc-provider with short-lived access tokens for any resource, and auto-consent. */
-async function startAuthorizationServer(
-  accessTokenTTL: number,
-  options: { requirePAR?: boolean } = {},
-): Promise<AuthorizationServer> {
-  let provider: Provider | undefined;
-  const grants: string[] = [];
-  const server = await listenLoopback((req, res) => {
-    if (!provider) {
-      res.statusCode = 503;
-      res.end();
-      return;
-    }
-    if (req.url?.startsWith('/interaction/')) {
-      void consent(provider, req, res).catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(String(error));
-      });
-      return;
-    }
-    provider.callback()(req, res);
-  });
-  const issuer = server.url('');
-  provider = new Provider(issuer, {
-    features: {
-      registration: { enabled: true },
-      revocation: { enabled: true },
-      pushedAuthorizationRequests: {
-        enabled: true,
-        requirePushedAuthorizationRequests: options.requirePAR ?? false,
-      },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => undefined as unknown as string,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource) => ({
-          scope: 'mcp:read mcp:write',
-          audience: resource,
-          accessTokenTTL,
-          accessTokenFormat: 'opaque',
-        }),
-      },
-      devInteractions: { enabled: false },
-    },
-    scopes: ['openid', 'offline_access'],
-    issueRefreshToken: async () => true,
-    ttl: { RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 3600 },
-    pkce: { required: () => true },
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'] },
-  });
-  provider.on('grant.success', (ctx) => {
-    grants.push(String((ctx as { oidc: { params?: { grant_type?: unknown } } }).oidc.params?.grant_type));
-  });
-  return { issuer, provider, grants, close: () => server.close() };
-}
-
-/** The interaction endpoint: the user "alice" logs in and consents to what was asked. */
-async function consent(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const details = await provider.interactionDetails(req, res);
-  const params = details.params as Record<string, string | undefined>;
-  const grant = new provider.Grant({ accountId: 'alice', clientId: params.client_id! });
-  const scopes = (params.scope ?? '').split(' ').filter(Boolean);
-  const oidc = scopes.filter(
-    (s): s is 'openid' | 'offline_access' => s === 'openid' || s === 'offline_access',
-  );
-  for (const scope of oidc) grant.addOIDCScope(scope);
-  const resourceScopes = scopes.filter((s) => s !== 'openid' && s !== 'offline_access');
-  if (params.resource) grant.addResourceScope(params.resource, resourceScopes.join(' '));
-  const grantId = await grant.save();
-  await provider.interactionFinished(
-    req,
-    res,
-    { login: { accountId: 'alice' }, consent: { grantId } },
-    { mergeWithLastSubmission: false },
-  );
-}
-
-/** The headless browser: follows the redirects (with cookies) until the redirect URI. */
-function headlessBrowser(seen: URL[]) {
-  return async (url: URL): Promise<URL> => {
-    seen.push(url);
-    const cookies = new Map<string, string>();
-    let next = url;
-    for (let hop = 0; hop < 10; hop++) {
-      const response = await fetch(next, {
-        redirect: 'manual',
-        headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-      });
-      await response.body?.cancel();
-      for (const line of response.headers.getSetCookie()) {
-        const [pair] = line.split(';');
-        const at = pair!.indexOf('=');
-        cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
-      }
-      const location = response.headers.get('location');
-      if (!location) throw new Error(`no redirect from ${next.pathname} (HTTP ${response.status})`);
-      next = new URL(location, next);
-      if (next.href.startsWith(REDIRECT_URI)) return next;
-    }
-    throw new Error('too many redirects');
-  };
-}
-
-interface ProtectedServer {
-  url(name: string): string;
-  /** Tokens presented per endpoint name, in order. */
-  tokens: Map<string, string[]>;
-  /** Makes the server refuse this token from now on (as after a revocation). */
-  reject(token: string): void;
-  /** Sends a log message to every session's GET stream of endpoint `name`. */
-  log(name: string, text: string): Promise<void>;
-  /** GET streams opened per endpoint name. */
-  streams: Map<string, number>;
-  close(): Promise<void>;
-}
-
-/**
- * A protected MCP server with endpoints `/<name>/mcp`, each its own resource. Tool `read`
- * needs `mcp:read`, tool `write` needs `mcp:write` (else 403 insufficient_scope). A GET
- * stream is closed when the token it was opened with expires.
- */
-async function startProtectedServer(as: AuthorizationServer, names: string[]): Promise<ProtectedServer> {
-  const tokens = new Map<string, string[]>(names.map((n) => [n, []]));
-  const streams = new Map<string, number>(names.map((n) => [n, 0]));
-  const rejected = new Set<string>();
-  const sessions = new Map<
-    string,
-    { name: string; server: McpServer; transport: StreamableHTTPServerTransport }
-  >();
-  let base = '';
-  const resourceOf = (name: string) => `${base}/${name}/mcp`;
-  const prmOf = (name: string) => `${base}/.well-known/oauth-protected-resource/${name}/mcp`;
-
-  const handler = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', base);
-    const prm = /^\/\.well-known\/oauth-protected-resource\/([a-z]+)\/mcp$/.exec(url.pathname);
-    if (prm && names.includes(prm[1]!)) {
-      res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          resource: resourceOf(prm[1]!),
-          authorization_servers: [as.issuer],
-          scopes_supported: ['mcp:read'],
-        }),
-      );
-      return;
-    }
-    const endpoint = /^\/([a-z]+)\/mcp$/.exec(url.pathname);
-    if (!endpoint || !names.includes(endpoint[1]!)) {
-      res.statusCode = 404;
-      res.end();
-      return;
-    }
-    const name = endpoint[1]!;
-    const body = req.method === 'POST' ? parseJson(await readBody(req)) : undefined;
-    const refuse = (status: number, params: string) => {
-      res.statusCode = status;
-      res.setHeader('www-authenticate', `Bearer ${params}, resource_metadata="${prmOf(name)}"`);
-      res.end();
-    };
-    const header = req.headers.authorization ?? '';
-    if (!header.startsWith('Bearer ')) return refuse(401, 'scope="mcp:read"');
-    const token = header.slice('Bearer '.length);
-    tokens.get(name)!.push(token);
-    const found = rejected.has(token) ? undefined : await as.provider.AccessToken.find(token);
-    if (!found || found.isExpired || found.aud !== resourceOf(name))
-      return refuse(401, 'error="invalid_token"');
-    const granted = new Set(String(found.scope ?? '').split(' '));
-    const call = body as { method?: string; params?: { name?: string } } | undefined;
-    if (call?.method === 'tools/call' && call.params?.name === 'write' && !granted.has('mcp:write')) {
-      return refuse(403, 'error="insufficient_scope", scope="mcp:write"');
-    }
-    const sessionId = req.headers['mcp-session-id'];
-    let session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    if (!session) {
-      if (call?.method !== 'initialize') {
-        res.statusCode = 404;
-        res.end();
-        return;
-      }
-      const server = new McpServer(
-        { name: 'protected', version: '1.0.0' },
-        { capabilities: { logging: {} } },
-      );
-      server.registerTool('read', { inputSchema: {} }, async () => ({
-        content: [{ type: 'text', text: 'read ok' }],
-      }));
-      server.registerTool('write', { inputSchema: { text: z.string().optional() } }, async () => ({
-        content: [{ type: 'text', text: 'write ok' }],
-      }));
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, { name, server, transport });
-        },
-      });
-      await server.connect(transport);
-      session = { name, server, transport };
-    }
-    if (req.method === 'GET') {
-      streams.set(name, (streams.get(name) ?? 0) + 1);
-      // The token of a long-lived stream expires: the server ends the stream then.
-      const remaining = Math.max(0, (found.exp ?? 0) * 1000 - Date.now());
-      const current = session;
-      const timer = setTimeout(() => current.transport.closeStandaloneSSEStream(), remaining);
-      res.on('close', () => clearTimeout(timer));
-    }
-    await session.transport.handleRequest(req, res, body);
-  };
-  const server: LoopbackServer = await listenLoopback((req, res) => {
-    void handler(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.statusCode = 500;
-      res.end(String(error));
-    });
-  });
-  base = server.url('');
-  return {
-    url: (name) => `${base}/${name}/mcp`,
-    tokens,
-    streams,
-    reject: (token) => rejected.add(token),
-    async log(name, text) {
-      for (const session of sessions.values()) {
-        if (session.name === name)
-          await session.server.server.sendLoggingMessage({ level: 'info', data: text });
-      }
-    },
-    async close() {
-      for (const session of sessions.values()) await session.transport.close().catch(() => {});
-      await server.close();
-    },
-  };
-}
+import {
+  headlessBrowser,
+  type ProtectedServer,
+  REDIRECT_URI,
+  startAuthorizationServer,
+  startProtectedServer,
+} from './servers/oidc.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -276,7 +33,7 @@ afterEach(async () => {
 });
 
 async function setup(ttl: number, names = ['a'], options: { requirePAR?: boolean } = {}) {
-  const as = await startAuthorizationServer(ttl, options);
+  const as = await startAuthorizationServer({ accessTokenTTL: ttl, ...options });
   cleanups.push(() => as.close());
   const mcp = await startProtectedServer(as, names);
   cleanups.push(() => mcp.close());

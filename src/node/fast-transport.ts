@@ -31,11 +31,14 @@ import {
 } from '../transport/http/streamable-http.js';
 import {
   type AxMCPNodeFetch,
+  type AxMCPNodeTLSOptions,
   createNodeFetch,
   guardLookup,
   NODE_CONNECTION_KEYS,
   onBodyBreak,
+  type ResolvedTLS,
   requestError,
+  resolveTLS,
 } from './node-fetch.js';
 
 /** Options of {@link AxMCPNodeHTTPTransport}. */
@@ -46,6 +49,12 @@ export interface AxMCPNodeHTTPTransportOptions extends Omit<AxMCPStreamableHTTPT
   maxSockets?: number;
   /** The DNS lookup to guard (default `dns.lookup`). */
   lookup?: LookupFunction;
+  /**
+   * HTTPS settings: a client certificate (`cert`, `key`) presented to the MCP server and, with
+   * `oauth`, to the authorization server (mutual TLS, RFC 8705: `tls_client_auth`,
+   * certificate-bound tokens); the CAs to trust (`ca`).
+   */
+  tls?: AxMCPNodeTLSOptions;
 }
 
 /** The keys this fetch-less transport shares with {@link AxMCPStreamableHTTPTransport}. */
@@ -81,17 +90,21 @@ export class AxMCPNodeHTTPTransport extends AxMCPStreamableHTTPTransport {
   constructor(url: string | URL, options: AxMCPNodeHTTPTransportOptions = {}) {
     // Before any agent or policy is made: `fetch` is not an option here (the transport brings its own).
     assertMCPOptions(NODE_HTTP_OPTIONS, options, 'AxMCPNodeHTTPTransport options');
-    const { keepAlive, maxSockets, lookup, ...transportOptions } = options;
+    const { keepAlive, maxSockets, lookup, tls, ...transportOptions } = options;
+    const resolvedTLS = resolveTLS(tls, 'AxMCPNodeHTTPTransport options');
     const nodeOptions = {
       ssrfProtection: options.ssrfProtection ?? true,
       ...(keepAlive === undefined ? {} : { keepAlive }),
       ...(maxSockets === undefined ? {} : { maxSockets }),
       ...(lookup === undefined ? {} : { lookup }),
     };
-    const exchange = createNodeExchange(nodeOptions);
+    const exchange = createNodeExchange({ ...nodeOptions, ...(resolvedTLS ? { tls: resolvedTLS } : {}) });
     // OAuth parses real `Response`s: it gets a (DNS-checked) fetch of its own.
+    // With `tls`, it presents the same client certificate (mutual TLS for OAuth).
     const oauthFetch =
-      options.oauth && options.oauth.fetch === undefined ? createNodeFetch(nodeOptions) : undefined;
+      options.oauth && options.oauth.fetch === undefined
+        ? createNodeFetch({ ...nodeOptions, ...(tls ? { tls } : {}) })
+        : undefined;
     super(url, {
       ...transportOptions,
       ...(oauthFetch ? { oauth: { ...options.oauth, fetch: oauthFetch } } : {}),
@@ -132,17 +145,20 @@ interface AgentPair {
   http: http.Agent | undefined;
   https: https.Agent | undefined;
   readonly options: http.AgentOptions;
+  /** The HTTPS agent's: `options` and the TLS settings. */
+  readonly httpsOptions: https.AgentOptions;
 }
 
 /**
  * Agents shared by every transport with the same settings, as `fetch` shares one pool per
  * process: an idle client then holds no agent of its own. Idle pooled sockets are unref'd by
- * Node, so a shared pool never keeps the process alive. A custom `lookup` gets private agents.
+ * Node, so a shared pool never keeps the process alive. A custom `lookup` or TLS settings (a
+ * client certificate is this transport's own) get private agents.
  */
 const sharedAgents = new Map<string, AgentPair>();
 
 function agentsFor(
-  options: { keepAlive?: boolean; maxSockets?: number; lookup?: LookupFunction },
+  options: { keepAlive?: boolean; maxSockets?: number; lookup?: LookupFunction; tls?: ResolvedTLS },
   policy: AxMCPSSRFPolicy,
 ): { pair: AgentPair; shared: boolean } {
   const agentOptions: http.AgentOptions = { keepAlive: options.keepAlive ?? true, scheduling: 'lifo' };
@@ -152,8 +168,13 @@ function agentsFor(
     : options.lookup;
   // `lookup` is a connection option; agents pass their options through to net.connect.
   if (lookup !== undefined) (agentOptions as http.AgentOptions & { lookup: LookupFunction }).lookup = lookup;
-  if (options.lookup !== undefined)
-    return { pair: { http: undefined, https: undefined, options: agentOptions }, shared: false };
+  if (options.lookup !== undefined || options.tls !== undefined) {
+    const httpsOptions = { ...agentOptions, ...options.tls?.agentOptions };
+    return {
+      pair: { http: undefined, https: undefined, options: agentOptions, httpsOptions },
+      shared: false,
+    };
+  }
   const key = JSON.stringify([
     agentOptions.keepAlive,
     agentOptions.maxSockets ?? null,
@@ -165,7 +186,7 @@ function agentsFor(
   ]);
   let pair = sharedAgents.get(key);
   if (!pair) {
-    pair = { http: undefined, https: undefined, options: agentOptions };
+    pair = { http: undefined, https: undefined, options: agentOptions, httpsOptions: agentOptions };
     sharedAgents.set(key, pair);
   }
   return { pair, shared: true };
@@ -176,6 +197,7 @@ function createNodeExchange(options: {
   keepAlive?: boolean;
   maxSockets?: number;
   lookup?: LookupFunction;
+  tls?: ResolvedTLS;
 }): NodeExchange {
   const policy = resolveSSRFPolicy(options.ssrfProtection);
   const { pair, shared } = agentsFor(options, policy);
@@ -200,7 +222,7 @@ function createNodeExchange(options: {
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
       const isHTTPS = url.protocol === 'https:';
       const agent = isHTTPS
-        ? (pair.https ??= new https.Agent(pair.options))
+        ? (pair.https ??= new https.Agent(pair.httpsOptions))
         : (pair.http ??= new http.Agent(pair.options));
       const request: http.RequestOptions = {
         protocol: url.protocol,
@@ -222,7 +244,7 @@ function createNodeExchange(options: {
       headers['content-length'] = String(Buffer.byteLength(post.body));
       const isHTTPS = url.protocol === 'https:';
       const agent = isHTTPS
-        ? (pair.https ??= new https.Agent(pair.options))
+        ? (pair.https ??= new https.Agent(pair.httpsOptions))
         : (pair.http ??= new http.Agent(pair.options));
       const request: http.RequestOptions = {
         protocol: url.protocol,

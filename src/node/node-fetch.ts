@@ -1,13 +1,17 @@
 /**
  * A fetch for Node built on `node:http`/`node:https`: keep-alive agents reused across
- * requests, a streamed response body, and a DNS `lookup` hook that checks every resolved
- * address against the SSRF policy before the socket connects (DNS-rebinding protection).
+ * requests, a streamed response body, a DNS `lookup` hook that checks every resolved
+ * address against the SSRF policy before the socket connects (DNS-rebinding protection), and
+ * a TLS client certificate for mutual TLS (RFC 8705) when one is given.
  */
 import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import * as tls from 'node:tls';
+import { markClientCertificate } from '../auth/oauth/mtls.js';
 import type { AxMCPFetch } from '../net/guarded-fetch.js';
+import { optionsError } from '../net/options-error.js';
 import {
   type AxMCPSSRFPolicy,
   type AxMCPSSRFProtection,
@@ -17,7 +21,7 @@ import {
   resolveSSRFPolicy,
   SSRF_PROTECTION,
 } from '../net/ssrf.js';
-import { boolean, func, number, object } from '../options/check.js';
+import { anyOf, array, boolean, func, instance, number, object, string } from '../options/check.js';
 import { AxMCPError, AxMCPTransportError, assertMCPOptions } from '../protocol/errors.js';
 
 /** Options of {@link createNodeFetch}. */
@@ -30,20 +34,108 @@ export interface AxMCPNodeFetchOptions {
   maxSockets?: number;
   /** The DNS lookup to guard (default `dns.lookup`); tests inject one here. */
   lookup?: LookupFunction;
+  /** HTTPS settings: a client certificate (mutual TLS, RFC 8705), the CAs to trust. */
+  tls?: AxMCPNodeTLSOptions;
 }
+
+/** A PEM text, or its bytes. */
+export type AxMCPPEM = string | Uint8Array;
+
+/**
+ * TLS settings of HTTPS connections. `cert` and `key` come together: the client certificate
+ * presented to every server that asks for one (mutual TLS, RFC 8705; OAuth then uses it for
+ * `tls_client_auth` / `self_signed_tls_client_auth` and certificate-bound tokens). The key is
+ * never logged, serialized or part of an error.
+ */
+export interface AxMCPNodeTLSOptions {
+  /** The client certificate chain (PEM), leaf first. */
+  cert?: AxMCPPEM;
+  /** Its private key (PEM). */
+  key?: AxMCPPEM;
+  /** The key's passphrase, when it is encrypted. */
+  passphrase?: string;
+  /** The certificate authorities to trust for servers, replacing Node's default list (PEM). */
+  ca?: AxMCPPEM | readonly AxMCPPEM[];
+}
+
+const PEM = instance(
+  'PEM text (a string or bytes)',
+  (value) => (typeof value === 'string' && value.includes('-----BEGIN ')) || value instanceof Uint8Array,
+);
+
+/** The shape of {@link AxMCPNodeTLSOptions}. */
+const TLS_OPTIONS = object(
+  { cert: PEM, key: PEM, passphrase: string(), ca: anyOf(PEM, array(PEM)) },
+  {
+    expected: 'TLS options { cert?, key?, passphrase?, ca? }',
+    aliases: {
+      certificate: 'cert',
+      clientCertificate: 'cert',
+      privateKey: 'key',
+      clientKey: 'key',
+      password: 'passphrase',
+      caCertificates: 'ca',
+    },
+  },
+);
 
 /** The keys of Node's agents and DNS lookup (also options of `AxMCPNodeHTTPTransport`). */
 export const NODE_CONNECTION_KEYS = {
   keepAlive: boolean(),
   maxSockets: number({ integer: true, min: 1 }),
   lookup: func('a DNS lookup function (hostname, options, callback), like dns.lookup'),
+  tls: TLS_OPTIONS,
 } as const;
+
+/** The TLS options of an HTTPS agent, checked; also: does it present a client certificate? */
+export interface ResolvedTLS {
+  agentOptions: https.AgentOptions;
+  clientCertificate: boolean;
+}
+
+/**
+ * Checks what shapes cannot: `cert` and `key` together, readable, and a pair (Node builds
+ * the secure context once here). The error names the option, never the key.
+ */
+export function resolveTLS(options: AxMCPNodeTLSOptions | undefined, label: string): ResolvedTLS | undefined {
+  if (options === undefined) return undefined;
+  const { cert, key, passphrase, ca } = options;
+  if ((cert === undefined) !== (key === undefined)) {
+    throw optionsError(label, {
+      path: cert === undefined ? 'tls.cert' : 'tls.key',
+      expected: `the ${cert === undefined ? 'certificate' : 'private key'} that goes with tls.${cert === undefined ? 'key' : 'cert'} (PEM)`,
+      received: 'nothing (required)',
+    });
+  }
+  const agentOptions: https.AgentOptions = {};
+  if (cert !== undefined) agentOptions.cert = buffer(cert);
+  if (key !== undefined) agentOptions.key = buffer(key);
+  if (passphrase !== undefined) agentOptions.passphrase = passphrase;
+  if (ca !== undefined) agentOptions.ca = Array.isArray(ca) ? ca.map(buffer) : buffer(ca as AxMCPPEM);
+  try {
+    tls.createSecureContext(agentOptions);
+  } catch (error) {
+    // Node's messages name the PEM routine or "key values mismatch", never the key.
+    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw optionsError(label, {
+      path: 'tls',
+      expected:
+        'a PEM certificate and its matching private key (with its passphrase if encrypted), and PEM CAs',
+      received: `something Node cannot use (${reason})`,
+    });
+  }
+  return { agentOptions, clientCertificate: cert !== undefined };
+}
+
+function buffer(pem: AxMCPPEM): string | Buffer {
+  return typeof pem === 'string' ? pem : Buffer.from(pem.buffer, pem.byteOffset, pem.byteLength);
+}
 
 /** The shape of {@link AxMCPNodeFetchOptions}, every key of it. */
 const NODE_FETCH_OPTIONS = object(
   { ssrfProtection: SSRF_PROTECTION, ...NODE_CONNECTION_KEYS },
   {
-    expected: 'an options object { ssrfProtection?, keepAlive?, maxSockets?, lookup? }',
+    expected: 'an options object { ssrfProtection?, keepAlive?, maxSockets?, lookup?, tls? }',
     aliases: { ssrf: 'ssrfProtection', agent: 'keepAlive', dnsLookup: 'lookup' },
   },
 );
@@ -71,6 +163,8 @@ type OutgoingHeaders = Record<string, string>;
  * `ArrayBuffer`, `URLSearchParams` and `Blob` bodies. Aborting `init.signal` destroys the
  * request and rejects (or errors the body) with the signal's reason. A request on a reused
  * keep-alive socket that the server had just closed is retried once for idempotent methods.
+ * With `tls: { cert, key }` every HTTPS connection presents that client certificate, and OAuth
+ * given this fetch uses mutual TLS (RFC 8705).
  *
  * @example
  * const nodeFetch = createNodeFetch({ ssrfProtection: { allowLoopback: true } });
@@ -80,6 +174,7 @@ type OutgoingHeaders = Record<string, string>;
  */
 export function createNodeFetch(options: AxMCPNodeFetchOptions = {}): AxMCPNodeFetch {
   assertMCPOptions(NODE_FETCH_OPTIONS, options, 'createNodeFetch options');
+  const tlsOptions = resolveTLS(options.tls, 'createNodeFetch options');
   const policy = resolveSSRFPolicy(options.ssrfProtection);
   const baseLookup: LookupFunction = options.lookup ?? (dns.lookup as LookupFunction);
   const lookup = policy.enabled ? guardLookup(baseLookup, policy) : options.lookup;
@@ -88,7 +183,7 @@ export function createNodeFetch(options: AxMCPNodeFetchOptions = {}): AxMCPNodeF
   // `lookup` is a connection option; agents pass their options through to net.connect.
   if (lookup !== undefined) (agentOptions as http.AgentOptions & { lookup: LookupFunction }).lookup = lookup;
   const httpAgent = new http.Agent(agentOptions);
-  const httpsAgent = new https.Agent(agentOptions);
+  const httpsAgent = new https.Agent({ ...agentOptions, ...tlsOptions?.agentOptions });
   const inflight = new Set<http.ClientRequest>();
   let closed = false;
 
@@ -125,6 +220,7 @@ export function createNodeFetch(options: AxMCPNodeFetchOptions = {}): AxMCPNodeF
     return send(isHTTPS ? https.request : http.request, request, body, url, signal, retry, inflight);
   };
 
+  if (tlsOptions?.clientCertificate) markClientCertificate(nodeFetch);
   return Object.assign(nodeFetch, {
     close(): void {
       if (closed) return;

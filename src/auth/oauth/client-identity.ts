@@ -3,13 +3,15 @@
  * credentials, then a Client ID Metadata Document (when the server supports them), then
  * Dynamic Client Registration (RFC 7591). Registered clients are bound to their issuer.
  * Also chooses the token endpoint authentication (`none`, `client_secret_basic`,
- * `client_secret_post`, `private_key_jwt`) from what the server supports.
+ * `client_secret_post`, `private_key_jwt`, and with a client certificate `tls_client_auth` or
+ * `self_signed_tls_client_auth`) from what the server supports.
  */
 import * as oauth from 'oauth4webapi';
 import { anyOf, array, instance, object, oneOf, required, string } from '../../options/check.js';
 import { assertMCPOptions } from '../../protocol/errors.js';
 import { AxMCPOAuthError, safeCause } from './errors.js';
 import type { OAuthHTTP } from './http.js';
+import { isMTLSMethod, MTLS_INSTEAD, MTLS_METHODS } from './mtls.js';
 import type { AxMCPStoredClient } from './token-store.js';
 
 /** How the client authenticates at the token endpoint. */
@@ -17,21 +19,31 @@ export type AxMCPTokenEndpointAuthMethod =
   | 'none'
   | 'client_secret_basic'
   | 'client_secret_post'
-  | 'private_key_jwt';
+  | 'private_key_jwt'
+  | 'tls_client_auth'
+  | 'self_signed_tls_client_auth';
 
 /** Credentials registered out of band (pre-registration). */
 export interface AxMCPOAuthClientCredentials {
   clientId: string;
   /** For `client_secret_basic` / `client_secret_post`. */
   clientSecret?: string;
-  /** For `private_key_jwt` (RFC 7523): a WebCrypto private key (ES256 / RS256 / PS256 / EdDSA). */
+  /**
+   * For `private_key_jwt` (RFC 7523): a WebCrypto private key (ES256 / RS256 / PS256 / EdDSA).
+   * It also signs request objects (RFC 9101) when the server requires them or
+   * `signedRequestObject` is set; the server must know its public key.
+   */
   privateKey?: CryptoKey | { key: CryptoKey; kid?: string };
   /**
    * The issuer these credentials belong to. Recommended: credentials bound to another
    * issuer are never sent; unbound ones are used with whichever server protects the endpoint.
    */
   issuer?: string;
-  /** Force a method instead of choosing from what the server supports. */
+  /**
+   * Force a method instead of choosing from what the server supports. `tls_client_auth` and
+   * `self_signed_tls_client_auth` (RFC 8705) need a client certificate in the HTTP stack
+   * (ax-mcp/node: `tls: { cert, key }`).
+   */
   tokenEndpointAuthMethod?: AxMCPTokenEndpointAuthMethod;
 }
 
@@ -40,6 +52,7 @@ const TOKEN_ENDPOINT_AUTH_METHODS = [
   'client_secret_basic',
   'client_secret_post',
   'private_key_jwt',
+  ...MTLS_METHODS,
 ] as const satisfies readonly AxMCPTokenEndpointAuthMethod[];
 
 /** A WebCrypto key (duck-typed: keys from another realm are keys too). */
@@ -115,6 +128,8 @@ export interface ResolvedClient {
   auth: oauth.ClientAuth;
   method: AxMCPTokenEndpointAuthMethod;
   source: 'pre-registered' | 'metadata-document' | 'dcr';
+  /** The pre-registered client's private key: it signs request objects (RFC 9101). */
+  signingKey?: CryptoKey | oauth.PrivateKey;
   /** Set when a new registration must be stored. */
   registered?: AxMCPStoredClient;
 }
@@ -133,6 +148,10 @@ export interface ClientIdentityInput {
   redirectUri?: string;
   /** Registration is not allowed now (a refresh must use the client that got the token). */
   noRegistration?: boolean;
+  /** The HTTP stack presents a TLS client certificate (RFC 8705): use the mTLS endpoint aliases. */
+  mtls: boolean;
+  /** The RFC 9396 authorization details types this client asks for (registered with it, §10). */
+  authorizationDetailsTypes?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -156,20 +175,23 @@ export async function resolveClient(input: ClientIdentityInput): Promise<Resolve
   const pre = bound ?? unbound;
   if (pre) {
     const method =
-      pre.tokenEndpointAuthMethod ?? chooseMethod(as, pre.clientSecret !== undefined, pre.privateKey);
-    return {
-      client: { client_id: pre.clientId },
-      auth: clientAuth(method, pre),
+      pre.tokenEndpointAuthMethod ??
+      chooseMethod(as, pre.clientSecret !== undefined, pre.privateKey, input.mtls);
+    const resolved: ResolvedClient = {
+      client: clientOf(pre.clientId, input.mtls),
+      auth: clientAuth(method, pre, input.mtls),
       method,
       source: 'pre-registered',
     };
+    if (pre.privateKey !== undefined) resolved.signingKey = pre.privateKey;
+    return resolved;
   }
   if (
     input.clientMetadataUrl !== undefined &&
     (as as Record<string, unknown>).client_id_metadata_document_supported === true
   ) {
     return {
-      client: { client_id: input.clientMetadataUrl },
+      client: clientOf(input.clientMetadataUrl, input.mtls),
       auth: oauth.None(),
       method: 'none',
       source: 'metadata-document',
@@ -182,8 +204,8 @@ export async function resolveClient(input: ClientIdentityInput): Promise<Resolve
     const credentials: AxMCPOAuthClientCredentials = { clientId: stored.clientId };
     if (stored.clientSecret !== undefined) credentials.clientSecret = stored.clientSecret;
     return {
-      client: { client_id: stored.clientId },
-      auth: clientAuth(method, credentials),
+      client: clientOf(stored.clientId, input.mtls),
+      auth: clientAuth(method, credentials, input.mtls),
       method,
       source: 'dcr',
     };
@@ -229,6 +251,13 @@ async function register(input: ClientIdentityInput): Promise<ResolvedClient> {
   if (input.metadata.logoUri !== undefined) body.logo_uri = input.metadata.logoUri;
   if (input.metadata.softwareId !== undefined) body.software_id = input.metadata.softwareId;
   if (input.metadata.softwareVersion !== undefined) body.software_version = input.metadata.softwareVersion;
+  if (input.authorizationDetailsTypes !== undefined && input.authorizationDetailsTypes.length > 0) {
+    body.authorization_details_types = [...input.authorizationDetailsTypes];
+  }
+  // RFC 8705 §3.4: a client with a certificate asks for tokens bound to it, where the server binds.
+  if (input.mtls && as.tls_client_certificate_bound_access_tokens === true) {
+    body.tls_client_certificate_bound_access_tokens = true;
+  }
   let registered: Record<string, unknown>;
   try {
     const response = await oauth.dynamicClientRegistrationRequest(as, body, {
@@ -257,8 +286,8 @@ async function register(input: ClientIdentityInput): Promise<ResolvedClient> {
   };
   if (clientSecret !== undefined) stored.clientSecret = clientSecret;
   return {
-    client: { client_id: clientId },
-    auth: clientAuth(method, credentials),
+    client: clientOf(clientId, input.mtls),
+    auth: clientAuth(method, credentials, input.mtls),
     method,
     source: 'dcr',
     registered: stored,
@@ -292,11 +321,17 @@ async function registrationResponse(response: Response): Promise<Record<string, 
   return body;
 }
 
-/** The method for a client with (or without) a secret or key, from what the server lists. */
+/** The oauth4webapi client: with a certificate, its requests go to the mTLS endpoint aliases (RFC 8705 §5). */
+function clientOf(clientId: string, mtls: boolean): oauth.Client {
+  return mtls ? { client_id: clientId, use_mtls_endpoint_aliases: true } : { client_id: clientId };
+}
+
+/** The method for a client with (or without) a secret, key or certificate, from what the server lists. */
 function chooseMethod(
   as: oauth.AuthorizationServer,
   hasSecret: boolean,
   privateKey: AxMCPOAuthClientCredentials['privateKey'],
+  mtls: boolean,
 ): AxMCPTokenEndpointAuthMethod {
   const supported = as.token_endpoint_auth_methods_supported;
   if (privateKey !== undefined) {
@@ -307,8 +342,19 @@ function chooseMethod(
     if (supported === undefined || supported.includes('client_secret_basic')) return 'client_secret_basic';
     if (supported.includes('client_secret_post')) return 'client_secret_post';
   }
-  if (!hasSecret && privateKey === undefined) return 'none';
+  // The certificate is the credential: both mTLS methods look the same on the wire.
+  const tls = supported?.find(isMTLSMethod);
+  if (mtls && tls !== undefined) return tls;
+  const onlyMTLS = tls !== undefined && supported!.every((method) => isMTLSMethod(method));
+  if (!hasSecret && privateKey === undefined && !onlyMTLS) return 'none';
   if (supported?.includes('none')) return 'none';
+  if (onlyMTLS) {
+    throw new AxMCPOAuthError(
+      'oauth_unsupported',
+      `The authorization server accepts only mutual-TLS client authentication (it lists ${supported!.join(', ')}), ` +
+        `and this client presents no certificate: ${MTLS_INSTEAD}`,
+    );
+  }
   throw new AxMCPOAuthError(
     'oauth_unsupported',
     `The authorization server supports none of the token endpoint authentication methods this client has ` +
@@ -319,8 +365,19 @@ function chooseMethod(
 function clientAuth(
   method: AxMCPTokenEndpointAuthMethod,
   credentials: AxMCPOAuthClientCredentials,
+  mtls: boolean,
 ): oauth.ClientAuth {
   switch (method) {
+    case 'tls_client_auth':
+    case 'self_signed_tls_client_auth': {
+      if (!mtls) {
+        throw new AxMCPOAuthError(
+          'oauth_unsupported',
+          `${method} needs a TLS client certificate, and this client presents none: ${MTLS_INSTEAD}`,
+        );
+      }
+      return oauth.TlsClientAuth();
+    }
     case 'client_secret_basic':
     case 'client_secret_post': {
       if (credentials.clientSecret === undefined) {
@@ -360,11 +417,8 @@ function clientSecretBasic(secret: string): oauth.ClientAuth {
 }
 
 function knownMethod(method: unknown): AxMCPTokenEndpointAuthMethod | undefined {
-  return method === 'none' ||
-    method === 'client_secret_basic' ||
-    method === 'client_secret_post' ||
-    method === 'private_key_jwt'
-    ? method
+  return (TOKEN_ENDPOINT_AUTH_METHODS as readonly unknown[]).includes(method)
+    ? (method as AxMCPTokenEndpointAuthMethod)
     : undefined;
 }
 

@@ -242,7 +242,15 @@ const URL_FIELDS = [
   'registration_endpoint',
   'revocation_endpoint',
   'pushed_authorization_request_endpoint',
+  'introspection_endpoint',
   'jwks_uri',
+] as const;
+/** The endpoints an authorization server may alias for mutual TLS (RFC 8705 §5). */
+const MTLS_ALIAS_FIELDS = [
+  'token_endpoint',
+  'revocation_endpoint',
+  'introspection_endpoint',
+  'pushed_authorization_request_endpoint',
 ] as const;
 const LIST_FIELDS = [
   'scopes_supported',
@@ -252,33 +260,52 @@ const LIST_FIELDS = [
   'token_endpoint_auth_methods_supported',
   'token_endpoint_auth_signing_alg_values_supported',
   'dpop_signing_alg_values_supported',
+  'introspection_endpoint_auth_methods_supported',
+  'request_object_signing_alg_values_supported',
+  'authorization_details_types_supported',
+] as const;
+const TRUE_FIELDS = [
+  'authorization_response_iss_parameter_supported',
+  'client_id_metadata_document_supported',
+  'require_pushed_authorization_requests',
+  'require_signed_request_object',
+  'request_parameter_supported',
+  'tls_client_certificate_bound_access_tokens',
 ] as const;
 
 /** A fresh metadata object with the known fields only, each of the right type. */
 function toMetadata(json: Record<string, unknown>, issuer: string): AuthorizationServer {
   const metadata: Record<string, unknown> = { issuer };
   for (const field of URL_FIELDS) {
-    const value = json[field];
-    if (typeof value !== 'string') continue;
-    try {
-      const url = new URL(value);
-      if (url.protocol === 'https:' || url.protocol === 'http:') metadata[field] = value;
-    } catch {
-      // An invalid URL is left out; a missing endpoint fails where it is needed.
-    }
+    const url = endpointURL(json[field]);
+    if (url !== undefined) metadata[field] = url;
   }
   for (const field of LIST_FIELDS) {
     const list = stringArray(json[field]);
     if (list !== undefined) metadata[field] = list;
   }
-  if (json.authorization_response_iss_parameter_supported === true) {
-    metadata.authorization_response_iss_parameter_supported = true;
+  for (const field of TRUE_FIELDS) if (json[field] === true) metadata[field] = true;
+  const aliases = json.mtls_endpoint_aliases;
+  if (aliases && typeof aliases === 'object' && !Array.isArray(aliases)) {
+    const kept: Record<string, string> = {};
+    for (const field of MTLS_ALIAS_FIELDS) {
+      const url = endpointURL((aliases as Record<string, unknown>)[field]);
+      if (url !== undefined) kept[field] = url;
+    }
+    if (Object.keys(kept).length > 0) metadata.mtls_endpoint_aliases = kept;
   }
-  if (json.client_id_metadata_document_supported === true)
-    metadata.client_id_metadata_document_supported = true;
-  if (json.require_pushed_authorization_requests === true)
-    metadata.require_pushed_authorization_requests = true;
   return metadata as AuthorizationServer;
+}
+
+/** An `http:` or `https:` URL as published; an invalid one is left out (a missing endpoint fails where it is needed). */
+function endpointURL(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function stringArray(value: unknown): string[] | undefined {

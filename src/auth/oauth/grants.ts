@@ -2,14 +2,22 @@
  * The grants: authorization code with PKCE (`S256`), `state` and RFC 9207 `iss`
  * validation; client credentials; RFC 7523 JWT bearer (workload identity federation);
  * cross-app access (RFC 8693 token exchange at the enterprise IdP for an ID-JAG, then the
- * JWT bearer grant); refresh. Every request carries the RFC 8707 `resource`.
+ * JWT bearer grant); refresh. Every request carries the RFC 8707 `resource`, and the RFC 9396
+ * `authorization_details` when there are some: on the authorization request for the code grant
+ * (the code then carries the grant), on the token request for the grants without one.
  */
 import * as oauth from 'oauth4webapi';
 import { instance, object, required, string } from '../../options/check.js';
+import {
+  type AxMCPAuthorizationDetail,
+  authorizationDetailsParameter,
+  grantedAuthorizationDetails,
+} from './authorization-details.js';
 import { oauthErrorContext, type ResolvedClient } from './client-identity.js';
 import type { DPoPKey } from './dpop.js';
 import { AxMCPOAuthError, safeCause } from './errors.js';
 import type { OAuthHTTP } from './http.js';
+import { signRequestIfWanted } from './request-object.js';
 import type { AxMCPStoredTokens } from './token-store.js';
 import { splitScopes } from './www-authenticate.js';
 
@@ -51,6 +59,8 @@ export interface GrantContext {
   resource: string;
   /** The scopes to request (without `offline_access`, added here when allowed). */
   scopes: readonly string[];
+  /** RFC 9396 authorization details to ask for. */
+  authorizationDetails?: readonly AxMCPAuthorizationDetail[];
   dpop?: DPoPKey;
   endpoint: string;
   signal?: AbortSignal;
@@ -71,9 +81,29 @@ function requestOptions(ctx: Pick<GrantContext, 'http' | 'signal' | 'dpop'>, wit
   return options;
 }
 
+/**
+ * What to do about an OAuth error that names a client option, said in the words of that
+ * option (server descriptions are never shown).
+ */
+export function refusalHint(
+  oauthError: string | undefined,
+  ctx: Pick<GrantContext, 'authorizationDetails'>,
+): string {
+  switch (oauthError) {
+    case 'invalid_authorization_details':
+      return ctx.authorizationDetails === undefined
+        ? ': the authorization server wants authorization details (RFC 9396); set oauth.authorizationDetails'
+        : ': the authorization server refused oauth.authorizationDetails';
+    case 'invalid_request_object':
+      return ': the authorization server refused the signed request object; check that it knows the public key of oauth.client.privateKey';
+    default:
+      return '';
+  }
+}
+
 /** Runs a token request; once more when the server asks for a (new) DPoP nonce. */
 async function withNonceRetry<T = oauth.TokenEndpointResponse>(
-  ctx: Pick<GrantContext, 'signal' | 'dpop'>,
+  ctx: Pick<GrantContext, 'signal' | 'dpop' | 'authorizationDetails'>,
   what: string,
   attempt: () => Promise<T>,
   failure: 'oauth_token_failed' | 'oauth_authorization_failed' = 'oauth_token_failed',
@@ -89,7 +119,8 @@ async function withNonceRetry<T = oauth.TokenEndpointResponse>(
     if (ctx.signal?.aborted || error instanceof AxMCPOAuthError) throw error;
     const context = oauthErrorContext(error);
     const detail = context.oauthError ? ` (${context.oauthError})` : '';
-    throw new AxMCPOAuthError(failure, `The ${what} request failed${detail}`, {
+    const hint = refusalHint(context.oauthError, ctx);
+    throw new AxMCPOAuthError(failure, `The ${what} request failed${detail}${hint}`, {
       cause: safeCause(error),
       ...context,
     });
@@ -127,6 +158,10 @@ export function toStoredTokens(
   const refresh = response.refresh_token ?? previous?.refreshToken;
   if (refresh !== undefined) tokens.refreshToken = refresh;
   if (dpop && ctx.dpop) tokens.dpopJkt = ctx.dpop.thumbprint;
+  // RFC 9396 §7: what was granted; a refresh that names none keeps the grant's.
+  const details =
+    grantedAuthorizationDetails(response.authorization_details) ?? previous?.authorizationDetails;
+  if (details !== undefined) tokens.authorizationDetails = details;
   return tokens;
 }
 
@@ -186,6 +221,8 @@ export async function authorizationCodeGrant(
     requirePKCEMetadata: boolean;
     /** See `AxMCPOAuthOptions.pushedAuthorizationRequests`. */
     pushedAuthorizationRequests?: boolean;
+    /** See `AxMCPOAuthOptions.signedRequestObject`. */
+    signedRequestObject?: boolean;
   },
 ): Promise<oauth.TokenEndpointResponse> {
   const { as } = ctx;
@@ -214,10 +251,14 @@ export async function authorizationCodeGrant(
   const scope = scopeParameter(as, ctx.scopes, ctx.offlineAccess);
   if (scope !== undefined) request.set('scope', scope);
   request.set('resource', ctx.resource);
+  const details = authorizationDetailsParameter(as, ctx.authorizationDetails);
+  if (details !== undefined) request.set('authorization_details', details);
   if (ctx.dpop) request.set('dpop_jkt', ctx.dpop.thumbprint);
   const url = new URL(as.authorization_endpoint);
-  const pushed = await pushIfWanted(ctx, request);
-  for (const [name, value] of pushed ?? request) url.searchParams.set(name, value);
+  // Signed first (RFC 9101), then pushed (RFC 9126): the pushed request is the request object.
+  const signed = await signRequestIfWanted(as, ctx.client, request, ctx.signedRequestObject);
+  const pushed = await pushIfWanted(ctx, signed ?? request);
+  for (const [name, value] of pushed ?? signed ?? request) url.searchParams.set(name, value);
 
   // The issuer is recorded with the verifier and state (RFC 9207): this request's own record.
   const expected = { issuer: as.issuer, state, verifier };
@@ -269,7 +310,8 @@ export async function authorizationCodeGrant(
   } catch (error) {
     const context = oauthErrorContext(error);
     const detail = context.oauthError ? ` (${context.oauthError})` : '';
-    throw new AxMCPOAuthError('oauth_authorization_failed', `The authorization was refused${detail}`, {
+    const hint = refusalHint(context.oauthError, ctx);
+    throw new AxMCPOAuthError('oauth_authorization_failed', `The authorization was refused${detail}${hint}`, {
       cause: safeCause(error),
       ...context,
     });
@@ -316,6 +358,8 @@ export function clientCredentialsGrant(ctx: GrantContext): Promise<oauth.TokenEn
     const parameters: Record<string, string> = { resource: ctx.resource };
     const scope = scopeParameter(ctx.as, ctx.scopes, false);
     if (scope !== undefined) parameters.scope = scope;
+    const details = authorizationDetailsParameter(ctx.as, ctx.authorizationDetails);
+    if (details !== undefined) parameters.authorization_details = details;
     const response = await oauth.clientCredentialsGrantRequest(
       ctx.as,
       ctx.client.client,
@@ -336,6 +380,8 @@ export function jwtBearerGrant(ctx: GrantContext, assertion: string): Promise<oa
     const parameters: Record<string, string> = { assertion, resource: ctx.resource };
     const scope = scopeParameter(ctx.as, ctx.scopes, false);
     if (scope !== undefined) parameters.scope = scope;
+    const details = authorizationDetailsParameter(ctx.as, ctx.authorizationDetails);
+    if (details !== undefined) parameters.authorization_details = details;
     const response = await oauth.genericTokenEndpointRequest(
       ctx.as,
       ctx.client.client,

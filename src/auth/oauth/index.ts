@@ -1,4 +1,5 @@
 /** OAuth 2.1 for MCP: the public face of `src/auth/oauth`. */
+export type { AxMCPAuthorizationDetail } from './authorization-details.js';
 export {
   type AxMCPClientMetadataDocumentOptions,
   type AxMCPOAuthClientCredentials,
@@ -14,8 +15,11 @@ export type {
   AxMCPAuthorizationRequestContext,
   AxMCPCrossAppAccessIdP,
 } from './grants.js';
+export type { AxMCPTokenIntrospection } from './introspection.js';
+export { axMCPFetchWithClientCertificate } from './mtls.js';
 export {
   type AxMCPOAuthAuthentication,
+  type AxMCPOAuthGrant,
   type AxMCPOAuthOptions,
   type AxMCPOAuthSecretSource,
   axMCPOAuth,

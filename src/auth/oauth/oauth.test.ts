@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AxMCPOAuthError } from './errors.js';
+import { axMCPFetchWithClientCertificate } from './mtls.js';
 import { axMCPOAuth } from './oauth.js';
 
 /** A resource server and authorization server answered from memory, recording requests. */
@@ -97,5 +98,47 @@ describe('axMCPOAuth', () => {
       code: 'oauth_state_mismatch',
     });
     expect(sentScope).toBe('read');
+  });
+
+  it('refuses mTLS without a certificate-presenting fetch, naming what to use', () => {
+    const attempt = (options: Parameters<typeof axMCPOAuth>[0]) => {
+      try {
+        axMCPOAuth(options);
+      } catch (error) {
+        return error as { code: string; message: string; path?: string };
+      }
+      return undefined;
+    };
+    const chosen = attempt({
+      clientCredentials: true,
+      client: [
+        { clientId: 'a', clientSecret: 's' },
+        { clientId: 'b', tokenEndpointAuthMethod: 'tls_client_auth' },
+      ],
+    });
+    expect(chosen).toMatchObject({ code: 'unsupported' });
+    expect(chosen?.message).toMatch(/client\[1\]\.tokenEndpointAuthMethod 'tls_client_auth'/);
+    expect(chosen?.message).toMatch(/AxMCPNodeHTTPTransport/);
+    expect(attempt({ mtls: true })).toMatchObject({ code: 'unsupported' });
+    const marked = axMCPFetchWithClientCertificate(async () => new Response(null, { status: 404 }));
+    expect(attempt({ fetch: marked, mtls: true })).toBeUndefined();
+    expect(axMCPOAuth({ fetch: marked }).toJSON()).toMatchObject({ mtls: true });
+    expect(
+      attempt({
+        fetch: marked,
+        mtls: false,
+        clientCredentials: true,
+        client: { clientId: 'b', tokenEndpointAuthMethod: 'self_signed_tls_client_auth' },
+      }),
+    ).toMatchObject({ code: 'invalid_options', path: 'client.tokenEndpointAuthMethod' });
+    expect(attempt({ mTLS: true } as never)).toMatchObject({ code: 'invalid_options', suggestion: 'mtls' });
+    expect(attempt({ signedRequestObject: 'yes' } as never)).toMatchObject({ code: 'invalid_options' });
+    expect(attempt({ introspectionCacheMs: -1 })).toMatchObject({ code: 'invalid_options' });
+  });
+
+  it('granted and introspect answer undefined while there is no token', async () => {
+    const oauth = axMCPOAuth({ fetch: stubServers('https://mcp.example.com/mcp').fetch });
+    expect(await oauth.granted('https://mcp.example.com/mcp')).toBeUndefined();
+    expect(await oauth.introspect('https://mcp.example.com/mcp')).toBeUndefined();
   });
 });

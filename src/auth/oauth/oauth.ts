@@ -4,6 +4,8 @@
  * and answers the transport's challenges: a 401 runs discovery and a grant (or a refresh),
  * a 403 `insufficient_scope` re-authorizes with the union of scopes, a DPoP nonce
  * challenge is answered with the new nonce. State is kept per endpoint in a token store.
+ * Signed request objects (RFC 9101), authorization details (RFC 9396), mutual TLS (RFC 8705)
+ * and introspection (RFC 7662) live in their own modules; this file wires them in.
  */
 import { optionsError } from '../../net/options-error.js';
 import {
@@ -18,7 +20,7 @@ import {
   required,
   string,
 } from '../../options/check.js';
-import { AxMCPError, assertMCPOptions } from '../../protocol/errors.js';
+import { AxMCPError, AxMCPUnsupportedError, assertMCPOptions } from '../../protocol/errors.js';
 import type {
   AxMCPAuthentication,
   AxMCPAuthenticationChallenge,
@@ -26,6 +28,11 @@ import type {
   AxMCPAuthenticationResponse,
   AxMCPAuthenticationResult,
 } from '../authentication.js';
+import {
+  AUTHORIZATION_DETAILS,
+  type AxMCPAuthorizationDetail,
+  checkAuthorizationDetailsTypes,
+} from './authorization-details.js';
 import {
   type AxMCPOAuthClientCredentials,
   type AxMCPOAuthClientMetadata,
@@ -58,6 +65,8 @@ import {
   toStoredTokens,
 } from './grants.js';
 import { OAUTH_HTTP_KEYS, OAuthHTTP, type OAuthHTTPOptions } from './http.js';
+import { type AxMCPTokenIntrospection, IntrospectionCache, introspectToken } from './introspection.js';
+import { isMTLSMethod, MTLS_INSTEAD, presentsClientCertificate } from './mtls.js';
 import { revokeTokens } from './revocation.js';
 import {
   AxMCPMemoryTokenStore,
@@ -120,8 +129,34 @@ export interface AxMCPOAuthOptions extends OAuthHTTPOptions {
    */
   pushedAuthorizationRequests?: boolean;
   /**
+   * JWT-secured authorization requests (RFC 9101): the authorization parameters travel as a
+   * request object signed with the pre-registered client's `privateKey` (`request` in the
+   * browser's URL, or, with pushed authorization requests, the pushed request itself). Used
+   * whenever the server requires it (`require_signed_request_object`); `true` always; `false`
+   * never (an authorization the server requires it for then fails typed).
+   */
+  signedRequestObject?: boolean;
+  /**
+   * Rich authorization requests (RFC 9396): what to ask for beyond scopes, as
+   * `authorization_details`. Sent on the authorization request (and the pushed one) of the
+   * authorization code grant, and on the token request of the grants without a user. What the
+   * server granted is on the stored tokens and `granted(endpoint)`.
+   */
+  authorizationDetails?: readonly AxMCPAuthorizationDetail[];
+  /**
+   * Mutual TLS (RFC 8705). The certificate belongs to the HTTP stack (a web-standard fetch
+   * cannot present one): `tls: { cert, key }` of `AxMCPNodeHTTPTransport` or `createNodeFetch`
+   * (ax-mcp/node), or a fetch marked with `axMCPFetchWithClientCertificate`. With one (the
+   * default then), requests go to the server's `mtls_endpoint_aliases`, a pre-registered client
+   * may authenticate with `tls_client_auth` / `self_signed_tls_client_auth`, and a registered one
+   * asks for certificate-bound tokens. `true` without such a fetch fails with `unsupported`;
+   * `false` leaves the certificate to TLS alone.
+   */
+  mtls?: boolean;
+  /**
    * DPoP (RFC 9449) sender-constrained tokens: `true` always, `false` never, `'auto'` (default)
-   * when the resource asks for DPoP and the authorization server supports ES256.
+   * when the resource asks for DPoP and the authorization server supports ES256 (and does not
+   * bind tokens to this client's TLS certificate instead).
    */
   dpop?: boolean | 'auto';
   /** Where tokens and registrations are kept, keyed by endpoint (default: in memory, per strategy). */
@@ -130,6 +165,8 @@ export interface AxMCPOAuthOptions extends OAuthHTTPOptions {
   refreshBeforeExpiryMs?: number;
   /** Authorization attempts for one scope set without a success in between (default 3). */
   maxAuthorizationAttempts?: number;
+  /** How long an `introspect()` answer is reused at most (default 30 000 ms; never past the token's expiry; 0: never). */
+  introspectionCacheMs?: number;
   /** Non-fatal problems (a failed refresh that a new authorization will replace). Never carries secrets. */
   onWarning?: (message: string) => void;
 }
@@ -155,10 +192,14 @@ export const OAUTH_OPTIONS = object(
     scopes: array(string({ nonEmpty: true })),
     offlineAccess: boolean(),
     pushedAuthorizationRequests: boolean(),
+    signedRequestObject: boolean(),
+    authorizationDetails: AUTHORIZATION_DETAILS,
+    mtls: boolean(),
     dpop: oneOf(true, false, 'auto'),
     tokenStore: TOKEN_STORE,
     refreshBeforeExpiryMs: number({ min: 0 }),
     maxAuthorizationAttempts: number({ integer: true, min: 0 }),
+    introspectionCacheMs: number({ min: 0 }),
     onWarning: func('a function (message) => void'),
   },
   {
@@ -174,6 +215,13 @@ export const OAUTH_OPTIONS = object(
       store: 'tokenStore',
       tokens: 'tokenStore',
       par: 'pushedAuthorizationRequests',
+      jar: 'signedRequestObject',
+      requestObject: 'signedRequestObject',
+      signedRequestObjects: 'signedRequestObject',
+      rar: 'authorizationDetails',
+      authorization_details: 'authorizationDetails',
+      mTLS: 'mtls',
+      mutualTLS: 'mtls',
       timeout: 'timeoutMs',
     },
   },
@@ -194,8 +242,35 @@ export interface AxMCPOAuthAuthentication extends AxMCPAuthentication {
    * revocation is reported through `onWarning`: the tokens are forgotten either way.
    */
   signOut(endpoint: string | URL, options?: { revoke?: boolean; signal?: AbortSignal }): Promise<void>;
+  /**
+   * What the authorization server granted for `endpoint` (no token in it): scopes, RFC 9396
+   * authorization details, expiry. `undefined` while there is no token.
+   */
+  granted(endpoint: string | URL): Promise<AxMCPOAuthGrant | undefined>;
+  /**
+   * Asks the authorization server (RFC 7662) whether the access token of `endpoint` is active
+   * and what it may do. Answers are reused for at most `introspectionCacheMs`, never past the
+   * token's expiry; `fresh: true` asks again. `undefined` while there is no token.
+   */
+  introspect(
+    endpoint: string | URL,
+    options?: { fresh?: boolean; signal?: AbortSignal },
+  ): Promise<AxMCPTokenIntrospection | undefined>;
   toJSON(): Record<string, unknown>;
   toString(): string;
+}
+
+/** What an endpoint's tokens were granted, without the tokens (see `granted()`). */
+export interface AxMCPOAuthGrant {
+  issuer: string;
+  resource: string;
+  tokenType: 'Bearer' | 'DPoP';
+  /** The scopes granted (the server's `scope`, else those requested). */
+  scopes: string[];
+  /** The RFC 9396 authorization details granted, when the server named some. */
+  authorizationDetails?: AxMCPAuthorizationDetail[];
+  /** When the access token expires (ms since the epoch), if the server said. */
+  expiresAt?: number;
 }
 
 type Grant = 'authorization_code' | 'client_credentials' | 'jwt_bearer' | 'cross_app_access';
@@ -250,6 +325,9 @@ class OAuthStrategy {
   readonly #sentWith = new WeakMap<AbortSignal, number>();
   readonly #preRegistered: readonly AxMCPOAuthClientCredentials[];
   readonly #grant: Grant;
+  /** The HTTP stack presents a TLS client certificate and OAuth uses it (RFC 8705). */
+  readonly #mtls: boolean;
+  readonly #introspections: IntrospectionCache;
   #dpop?: Promise<DPoPKey>;
 
   constructor(options: AxMCPOAuthOptions) {
@@ -262,6 +340,14 @@ class OAuthStrategy {
     if (options.maxResponseBytes !== undefined) http.maxResponseBytes = options.maxResponseBytes;
     this.#http = new OAuthHTTP(http);
     this.#store = options.tokenStore ?? new AxMCPMemoryTokenStore();
+    this.#introspections = new IntrospectionCache(options.introspectionCacheMs ?? 30_000);
+    const certificate = presentsClientCertificate(options.fetch);
+    if (options.mtls === true && !certificate) {
+      throw new AxMCPUnsupportedError(
+        `Mutual TLS (oauth.mtls) needs a TLS client certificate, which this fetch does not present (a web-standard fetch cannot): ${MTLS_INSTEAD}`,
+      );
+    }
+    this.#mtls = options.mtls ?? certificate;
     const clients =
       options.client === undefined ? [] : Array.isArray(options.client) ? options.client : [options.client];
     clients.forEach((client: AxMCPOAuthClientCredentials, index: number) => {
@@ -272,6 +358,21 @@ class OAuthStrategy {
           : method === 'private_key_jwt'
             ? 'privateKey'
             : undefined;
+      if (isMTLSMethod(method) && !this.#mtls) {
+        const path = Array.isArray(options.client)
+          ? `client[${index}].tokenEndpointAuthMethod`
+          : 'client.tokenEndpointAuthMethod';
+        if (options.mtls === false) {
+          throw optionsError('axMCPOAuth options', {
+            path,
+            expected: `a method without mutual TLS (mtls is false)`,
+            received: `'${method}'`,
+          });
+        }
+        throw new AxMCPUnsupportedError(
+          `${path} '${method}' needs a TLS client certificate, which this fetch does not present (a web-standard fetch cannot): ${MTLS_INSTEAD}`,
+        );
+      }
       if (needs !== undefined && client[needs] === undefined) {
         const path = Array.isArray(options.client) ? `client[${index}].${needs}` : `client.${needs}`;
         throw optionsError('axMCPOAuth options', {
@@ -304,7 +405,7 @@ class OAuthStrategy {
   }
 
   facade(): AxMCPOAuthAuthentication {
-    const description = { kind: 'oauth', grant: this.#grant };
+    const description = { kind: 'oauth', grant: this.#grant, ...(this.#mtls ? { mtls: true } : {}) };
     return Object.freeze({
       kind: 'oauth' as const,
       sensitiveHeaders: SENSITIVE,
@@ -315,6 +416,9 @@ class OAuthStrategy {
         this.authorizeNow(endpoint, opts),
       signOut: (endpoint: string | URL, opts?: { revoke?: boolean; signal?: AbortSignal }) =>
         this.signOut(endpoint, opts),
+      granted: (endpoint: string | URL) => this.granted(endpoint),
+      introspect: (endpoint: string | URL, opts?: { fresh?: boolean; signal?: AbortSignal }) =>
+        this.introspect(endpoint, opts),
       toJSON: () => ({ ...description }),
       toString: () => '[AxMCPAuthentication oauth]',
     });
@@ -473,7 +577,9 @@ class OAuthStrategy {
     const tokens = state.record.tokens;
     // Forgotten first: signing out locally never waits on, or fails with, the server.
     await this.#setTokens(state, undefined);
-    if (tokens === undefined || options.revoke === false) return;
+    if (tokens === undefined) return;
+    await this.#introspections.delete(tokens.accessToken);
+    if (options.revoke === false) return;
     try {
       state.server ??= await discoverAuthorizationServer(this.#http, tokens.issuer, options.signal);
       if (state.server.metadata.issuer !== tokens.issuer) return;
@@ -486,6 +592,60 @@ class OAuthStrategy {
         `Revoking the tokens of ${canonicalResource(state.endpoint)} failed (${code})`,
       );
     }
+  }
+
+  async granted(endpoint: string | URL): Promise<AxMCPOAuthGrant | undefined> {
+    const state = await this.#state(new URL(endpoint));
+    if (state.inflight) await state.inflight.catch(() => {});
+    const tokens = state.record.tokens;
+    if (!tokens) return undefined;
+    const grant: AxMCPOAuthGrant = {
+      issuer: tokens.issuer,
+      resource: tokens.resource,
+      tokenType: tokens.tokenType,
+      scopes: [...tokens.scopes],
+    };
+    if (tokens.authorizationDetails)
+      grant.authorizationDetails = structuredClone(tokens.authorizationDetails);
+    if (tokens.expiresAt !== undefined) grant.expiresAt = tokens.expiresAt;
+    return grant;
+  }
+
+  async introspect(
+    endpoint: string | URL,
+    options: { fresh?: boolean; signal?: AbortSignal } = {},
+  ): Promise<AxMCPTokenIntrospection | undefined> {
+    const state = await this.#state(new URL(endpoint));
+    if (state.inflight) await state.inflight.catch(() => {});
+    const tokens = state.record.tokens;
+    if (!tokens) return undefined;
+    if (!options.fresh) {
+      const cached = await this.#introspections.get(tokens.accessToken);
+      if (cached) return cached;
+    }
+    try {
+      const server = await this.#issuerOf(state, tokens, options.signal);
+      const client = await this.#clientFor(state, options.signal, true);
+      const answer = await introspectToken(this.#http, server, client, tokens.accessToken, options.signal);
+      await this.#introspections.set(tokens.accessToken, answer, tokens.expiresAt);
+      return answer;
+    } catch (error) {
+      throw attribute(error, state.endpoint);
+    }
+  }
+
+  /** The metadata of the server that issued `tokens` (discovered again in a new process). */
+  async #issuerOf(state: EndpointState, tokens: AxMCPStoredTokens, signal?: AbortSignal) {
+    state.server ??= await discoverAuthorizationServer(this.#http, tokens.issuer, signal).catch(() =>
+      discoverLegacyAuthorizationServer(this.#http, state.endpoint, state.protocolVersion, signal),
+    );
+    if (state.server.metadata.issuer !== tokens.issuer) {
+      throw new AxMCPOAuthError(
+        'oauth_issuer_mismatch',
+        'The tokens were issued by another authorization server than the one that protects the endpoint now',
+      );
+    }
+    return state.server.metadata;
   }
 
   /** Scope selection: the challenge's `scope`, else the PRM's `scopes_supported`, else `scopes`, else none. */
@@ -549,6 +709,7 @@ class OAuthStrategy {
       preRegistered: this.#preRegistered,
       metadata: this.#options.clientMetadata ?? {},
       stored: state.record.clients ?? [],
+      mtls: this.#mtls,
       grantTypes:
         this.#grant === 'authorization_code'
           ? ['authorization_code', 'refresh_token']
@@ -559,6 +720,9 @@ class OAuthStrategy {
     };
     if (this.#options.clientMetadataUrl !== undefined)
       input.clientMetadataUrl = this.#options.clientMetadataUrl;
+    if (this.#options.authorizationDetails) {
+      input.authorizationDetailsTypes = [...new Set(this.#options.authorizationDetails.map((d) => d.type))];
+    }
     if (this.#grant === 'authorization_code' && this.#options.redirectUri !== undefined) {
       input.redirectUri = this.#options.redirectUri;
     }
@@ -579,6 +743,9 @@ class OAuthStrategy {
     if (setting === false) return undefined;
     const algs = state.server?.metadata.dpop_signing_alg_values_supported;
     if (setting === 'auto' && !(state.resourceWantsDPoP && algs?.includes('ES256'))) return undefined;
+    // One proof of possession per token: a server that binds to the certificate gets no DPoP unasked.
+    if (setting === 'auto' && this.#mtls && state.server?.metadata.tls_client_certificate_bound_access_tokens)
+      return undefined;
     return this.#dpopKey();
   }
 
@@ -592,6 +759,9 @@ class OAuthStrategy {
     scopes: readonly string[],
     signal?: AbortSignal,
   ): Promise<GrantContext> {
+    // Before a registration that would name them (RFC 9396 §10).
+    const details = this.#options.authorizationDetails;
+    if (details) checkAuthorizationDetailsTypes(state.server!.metadata, details);
     const client = await this.#clientFor(state, signal);
     const ctx: GrantContext = {
       http: this.#http,
@@ -601,6 +771,7 @@ class OAuthStrategy {
       scopes,
       endpoint: canonicalResource(state.endpoint),
     };
+    if (details) ctx.authorizationDetails = details;
     const dpop = await this.#useDPoP(state);
     if (dpop) ctx.dpop = dpop;
     if (signal) ctx.signal = signal;
@@ -644,6 +815,9 @@ class OAuthStrategy {
             ...(this.#options.pushedAuthorizationRequests === undefined
               ? {}
               : { pushedAuthorizationRequests: this.#options.pushedAuthorizationRequests }),
+            ...(this.#options.signedRequestObject === undefined
+              ? {}
+              : { signedRequestObject: this.#options.signedRequestObject }),
           });
         }
       }

@@ -6,6 +6,7 @@
 
 import { instance, number, object } from '../../options/check.js';
 import { assertMCPOptions } from '../../protocol/errors.js';
+import { type AxMCPAuthorizationDetail, grantedAuthorizationDetails } from './authorization-details.js';
 
 /** Tokens for one endpoint. Secrets: keep them out of logs and out of program state. */
 export interface AxMCPStoredTokens {
@@ -27,6 +28,8 @@ export interface AxMCPStoredTokens {
   resource: string;
   /** The JWK thumbprint of the DPoP key a `DPoP` token is bound to. */
   dpopJkt?: string;
+  /** The RFC 9396 authorization details the server granted (its `authorization_details`), if any. */
+  authorizationDetails?: AxMCPAuthorizationDetail[];
 }
 
 /** A client identity obtained from an authorization server, bound to its issuer. */
@@ -138,6 +141,8 @@ export function parseOAuthRecord(value: unknown): AxMCPOAuthRecord | undefined {
     if (typeof tokens.obtainedAt === 'number') parsed.obtainedAt = tokens.obtainedAt;
     if (typeof tokens.refreshToken === 'string') parsed.refreshToken = tokens.refreshToken;
     if (typeof tokens.dpopJkt === 'string') parsed.dpopJkt = tokens.dpopJkt;
+    const details = grantedAuthorizationDetails(tokens.authorizationDetails);
+    if (details !== undefined) parsed.authorizationDetails = details;
     record.tokens = parsed;
   }
   if (Array.isArray(raw.clients)) {

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { IntrospectionCache } from './introspection.js';
+
+const active = (checkedAt: number, expiresAt?: number) => ({
+  active: true,
+  checkedAt,
+  ...(expiresAt === undefined ? {} : { expiresAt }),
+});
+
+describe('IntrospectionCache', () => {
+  it('keeps an answer until the earliest of the cap, its exp and the token expiry', async () => {
+    const now = Date.now();
+    const cache = new IntrospectionCache(60_000);
+    await cache.set('a', active(now), undefined);
+    await cache.set('b', active(now, now + 20), undefined);
+    await cache.set('c', active(now), now + 20);
+    await cache.set('d', active(now, now - 1), undefined);
+    expect(await cache.get('a')).toMatchObject({ active: true });
+    expect(await cache.get('b')).toMatchObject({ active: true });
+    expect(await cache.get('d')).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(await cache.get('a')).toMatchObject({ active: true });
+    expect(await cache.get('b')).toBeUndefined();
+    expect(await cache.get('c')).toBeUndefined();
+  });
+
+  it('holds a bounded number of tokens, returns copies, and caches nothing with a cap of 0', async () => {
+    const cache = new IntrospectionCache(60_000, 2);
+    for (const token of ['a', 'b', 'c']) await cache.set(token, active(Date.now()), undefined);
+    expect(await cache.get('a')).toBeUndefined();
+    const b = await cache.get('b');
+    b!.active = false;
+    expect(await cache.get('b')).toMatchObject({ active: true });
+    await cache.delete('b');
+    expect(await cache.get('b')).toBeUndefined();
+    const off = new IntrospectionCache(0);
+    await off.set('a', active(Date.now()), undefined);
+    expect(await off.get('a')).toBeUndefined();
+  });
+});
