@@ -6,6 +6,7 @@ export * from './ai/index.js';
 export * from './apps/index.js';
 export * from './auth/index.js';
 export * from './client/index.js';
+export * from './errors/index.js';
 export * from './events/index.js';
 export * from './mcp-events/index.js';
 export * from './net/index.js';

@@ -1,3 +1,4 @@
+import { AxError } from '../errors/ax-error.js';
 import {
   type AxOptionsIssue,
   type AxOptionsProblem,
@@ -60,9 +61,9 @@ export interface AxAIErrorContext {
 }
 
 /** The error every AI service throws. */
-export class AxAIError extends Error {
+export class AxAIError extends AxError {
   /** The stable code. */
-  readonly code: AxAIErrorCode;
+  declare readonly code: AxAIErrorCode;
   readonly provider: string | undefined;
   readonly model: string | undefined;
   readonly status: number | undefined;
@@ -71,9 +72,7 @@ export class AxAIError extends Error {
   readonly attempts: number | undefined;
 
   constructor(code: AxAIErrorCode, message: string, context: AxAIErrorContext = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, context);
     this.provider = context.provider;
     this.model = context.model;
     this.status = context.status;

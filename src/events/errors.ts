@@ -1,3 +1,4 @@
+import { AxError } from '../errors/ax-error.js';
 import { type AxOptionsIssue, describeIssues, findOptionsProblem, type Shape } from '../options/check.js';
 
 /**
@@ -36,17 +37,15 @@ export interface AxEventErrorContext {
 }
 
 /** The base class of every error the event runtime throws. */
-export class AxEventError extends Error {
+export class AxEventError extends AxError {
   /** The stable code. */
-  readonly code: AxEventErrorCode;
+  declare readonly code: AxEventErrorCode;
   deliveryId?: string;
   routeId?: string;
   targetId?: string;
 
   constructor(code: AxEventErrorCode, message: string, context: AxEventErrorContext = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, context);
     if (context.deliveryId !== undefined) this.deliveryId = context.deliveryId;
     if (context.routeId !== undefined) this.routeId = context.routeId;
     if (context.targetId !== undefined) this.targetId = context.targetId;

@@ -1,3 +1,4 @@
+import { AxError } from '../errors/ax-error.js';
 import {
   type AxOptionsIssue,
   type AxOptionsProblem,
@@ -54,13 +55,11 @@ export type AxProgramErrorCode =
   | 'live_mcp_in_evaluation';
 
 /** The base class of every error programs throw. */
-export class AxProgramError extends Error {
-  readonly code: AxProgramErrorCode;
+export class AxProgramError extends AxError {
+  declare readonly code: AxProgramErrorCode;
 
   constructor(code: AxProgramErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, options);
   }
 }
 

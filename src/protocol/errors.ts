@@ -1,3 +1,4 @@
+import { AxError } from '../errors/ax-error.js';
 import {
   type AxOptionsIssue,
   type AxOptionsProblem,
@@ -59,15 +60,13 @@ export interface AxMCPErrorContext {
 }
 
 /** The base class of every error ax-mcp throws. */
-export class AxMCPError extends Error {
-  readonly code: AxMCPErrorCode;
+export class AxMCPError extends AxError {
+  declare readonly code: AxMCPErrorCode;
   namespace?: string;
   endpoint?: string;
 
   constructor(code: AxMCPErrorCode, message: string, context: AxMCPErrorContext = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, context);
     if (context.namespace !== undefined) this.namespace = context.namespace;
     if (context.endpoint !== undefined) this.endpoint = context.endpoint;
   }

@@ -1,0 +1,2 @@
+/** The root of every error ax-mcp throws. */
+export { AxError } from './ax-error.js';
