@@ -9,7 +9,7 @@ import { isObject } from '../protocol/json.js';
 import type { AxMCPResourceContents, AxMCPTool } from '../protocol/messages.js';
 
 /** The MCP Apps extension id, negotiated through client capabilities `extensions`. */
-export const AX_MCP_APPS_EXTENSION = 'io.modelcontextprotocol/ui';
+export { AX_MCP_APPS_EXTENSION } from '../protocol/meta.js';
 /** The one MIME type an app resource may have. */
 export const AX_MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';
 /** The Apps protocol versions this host speaks (newest first). */

@@ -7,11 +7,10 @@ import { array, object, required, string } from '../options/check.js';
 import { assertMCPOptions } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
+import { META } from '../protocol/meta.js';
 import type { AxMCPSendOptions, AxMCPTransport } from '../transport/types.js';
 import { AxMCPWrappingTransport } from '../transport/wrapping-transport.js';
 import { AX_MCP_APP_MIME_TYPE, AX_MCP_APPS_EXTENSION } from './app-document.js';
-
-const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
 
 /** The shape of the extension settings `{ mimeTypes }`. */
 const APPS_EXTENSION_SETTINGS = object(
@@ -46,11 +45,11 @@ export class AxMCPAppsExtensionTransport extends AxMCPWrappingTransport {
       return { ...message, params: { ...params, capabilities: this.#with(params.capabilities) } };
     }
     const meta = isObject(params._meta) ? params._meta : undefined;
-    const capabilities = meta?.[CLIENT_CAPABILITIES_META];
+    const capabilities = meta?.[META.clientCapabilities];
     if (!meta || !isObject(capabilities)) return message;
     return {
       ...message,
-      params: { ...params, _meta: { ...meta, [CLIENT_CAPABILITIES_META]: this.#with(capabilities) } },
+      params: { ...params, _meta: { ...meta, [META.clientCapabilities]: this.#with(capabilities) } },
     };
   }
 

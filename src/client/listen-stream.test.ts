@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCNotification } from '../protocol/jsonrpc.js';
+import { META } from '../protocol/meta.js';
 import type { SendRequest } from './in-flight.js';
 import { type ListenFilter, ListenStream } from './listen-stream.js';
-import { META } from './modern-wire.js';
 
 /** A ListenStream over a fake wire: every listen request gets the next id and stays open until aborted. */
 function rig() {

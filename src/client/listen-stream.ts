@@ -2,10 +2,10 @@ import { delay, linkAbort } from '../protocol/abort.js';
 import { AxMCPUnsupportedError } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCNotification } from '../protocol/jsonrpc.js';
+import { META } from '../protocol/meta.js';
 import type { AxMCPLifecycleState } from './events.js';
 import type { SendRequest } from './in-flight.js';
 import type { AxMCPListenOptions } from './listening.js';
-import { META } from './modern-wire.js';
 
 /** What a 2026-07-28 listen stream asks the server for. */
 export interface ListenFilter {

@@ -8,6 +8,7 @@ import type {
   AxMCPLoggingLevel,
   AxMCPServerCapabilities,
 } from '../protocol/messages.js';
+import { META } from '../protocol/meta.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../protocol/versions.js';
 import type { AxMCPTransport } from '../transport/types.js';
 import type { InFlightRequests, SendRequest } from './in-flight.js';
@@ -15,15 +16,6 @@ import { answerInputRequests, type InputFulfiller } from './input-requests.js';
 import { ModernTasks } from './tasks/modern-tasks.js';
 import type { TaskDeps } from './tasks/protocol.js';
 import type { ServerIdentity, Wire } from './wire.js';
-
-export const META = {
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  logLevel: 'io.modelcontextprotocol/logLevel',
-  serverInfo: 'io.modelcontextprotocol/serverInfo',
-  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
-} as const;
 
 /** Safe reads that go again as a new request when their response stream breaks. */
 const REISSUABLE = new Set([

@@ -6,6 +6,7 @@
  * server → client requests, so this exists for the 2025-11-25 era only.
  */
 import { RPC } from '../protocol/errors.js';
+import { META } from '../protocol/meta.js';
 import { ServerRequestError } from './server-requests.js';
 import type { AxMCPTaskStatus } from './tasks/task.js';
 
@@ -15,7 +16,6 @@ const MAX_TASKS = 100;
 const DEFAULT_TTL_MS = 300_000;
 const MAX_TTL_MS = 3_600_000;
 const POLL_INTERVAL_MS = 500;
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 interface Entry {
   taskId: string;
@@ -102,7 +102,7 @@ export class ServerTasks {
     if ('error' in outcome) throw outcome.error;
     const meta = {
       ...(outcome.result._meta as Record<string, unknown> | undefined),
-      [RELATED_TASK]: { taskId: entry.taskId },
+      [META.relatedTask]: { taskId: entry.taskId },
     };
     return { ...outcome.result, _meta: meta };
   }

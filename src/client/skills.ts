@@ -4,7 +4,7 @@ import { isObject } from '../protocol/json.js';
 import type { AxMCPResourceContents } from '../protocol/messages.js';
 
 /** The Skills extension (SEP-2640) identifier. */
-export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
+export { SKILLS_EXTENSION } from '../protocol/meta.js';
 
 /** One file of a skill, with what it must hash and weigh. */
 export interface AxMCPSkillFile {

@@ -5,7 +5,7 @@ import type { AxMCPTool } from '../protocol/messages.js';
 const NONE: ReadonlyMap<string, never> = new Map<string, never>();
 
 /** The 2026-07-28 Tasks extension identifier. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION } from '../protocol/meta.js';
 
 /**
  * `Mcp-Param-*` headers per tool, derived once per catalog revision from the tools'
