@@ -5,6 +5,7 @@
 export * from './ai/index.js';
 export * from './apps/index.js';
 export * from './auth/index.js';
+export * from './backoff/index.js';
 export * from './client/index.js';
 export * from './errors/index.js';
 export * from './events/index.js';

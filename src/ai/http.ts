@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../backoff/backoff.js';
 /**
  * HTTP for AI services: a POST with a deadline, retries of rate limits, provider
  * failures and network errors (honouring `Retry-After`), bounded body reads and typed
@@ -129,7 +130,7 @@ export async function postJSON(
       failure = deadline.failure(error, label, attempt);
     }
     if (!failure.retryable || attempt > maxRetries) throw failure;
-    const backoff = Math.min(maxDelay, base * 2 ** (attempt - 1)) * (0.5 + Math.random() * 0.5);
+    const backoff = backoffDelayMs(attempt, { baseMs: base, maxMs: maxDelay, jitter: 0.5 });
     const wait = failure.retryAfterMs ?? backoff;
     if (wait > maxDelay) throw failure;
     try {

@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../backoff/backoff.js';
 import { delay, linkAbort } from '../protocol/abort.js';
 import { AxMCPUnsupportedError } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
@@ -277,8 +278,8 @@ export class ListenStream {
         this.#options.onError?.(error);
         failures++;
       }
-      const backoff = Math.min(ceiling, base * 2 ** Math.max(0, failures - 1));
-      await delay(Math.round(backoff / 2 + (Math.random() * backoff) / 2), signal).catch(() => {});
+      const wait = backoffDelayMs(Math.max(1, failures), { baseMs: base, maxMs: ceiling, jitter: 0.5 });
+      await delay(wait, signal).catch(() => {});
     }
     for (const timer of this.#retireTimers) clearTimeout(timer);
     this.#retireTimers.clear();

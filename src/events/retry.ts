@@ -1,17 +1,12 @@
 /**
- * Retry timing: capped exponential backoff with jitter.
+ * Retry timing of deliveries: capped exponential backoff with jitter.
  */
+import { type AxBackoffPolicy, backoffDelayMs } from '../backoff/backoff.js';
 
-/** How failed attempts are retried. */
-export interface AxEventRetryPolicy {
+/** How failed attempts are retried: the package's backoff, and how many attempts in all. */
+export interface AxEventRetryPolicy extends AxBackoffPolicy {
   /** Attempts in all, including the first. */
   maxAttempts: number;
-  /** Delay after the first failure. */
-  baseMs: number;
-  /** Upper bound of any delay. */
-  maxMs: number;
-  /** Fraction of the delay that is randomized (0 = none, 1 = full jitter). */
-  jitter: number;
 }
 
 /** The default policy: 5 attempts, 1 s doubling to at most 60 s, half jitter. */
@@ -23,15 +18,13 @@ export const DEFAULT_RETRY_POLICY: AxEventRetryPolicy = {
 };
 
 /**
- * The delay before the attempt after `attempt` (1-based):
- * `d = min(maxMs, baseMs · 2^(attempt−1))`, then a random share `jitter` of `d` is taken off.
+ * The delay before the attempt after `attempt` (1-based): the package's one backoff
+ * (`d = min(maxMs, baseMs · 2^(attempt−1))`, less a random share `jitter` of `d`).
  */
 export function retryDelayMs(
   attempt: number,
   policy: AxEventRetryPolicy,
   random: () => number = Math.random,
 ): number {
-  const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, Math.min(attempt - 1, 52)));
-  const r = Math.min(1, Math.max(0, random()));
-  return Math.max(0, Math.round(exp - exp * policy.jitter * r));
+  return backoffDelayMs(attempt, policy, random);
 }
