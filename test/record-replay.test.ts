@@ -222,9 +222,73 @@ describe('record against a real server, replay offline', () => {
     );
   });
 
+  it('a program that skipped a step fails at once, naming the skipped request and the one sent', async () => {
+    // The default client timeout (60 s): a replay waiting for the skipped step would hang that long.
+    const options = { client: { ...CLIENT, timeoutMs: undefined } };
+    for (const strict of [false, true]) {
+      const started = Date.now();
+      const error = await replay(
+        legacy.recording,
+        async (client) => {
+          await client.inspectCatalog();
+          // Skips the tool calls the recording makes before this read.
+          return client.readResource('res://text/hello');
+        },
+        { ...options, strict },
+      ).catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(error).toBeInstanceOf(AxMCPReplayMismatchError);
+      const mismatch = error as AxMCPReplayMismatchError;
+      expect(legacy.recording.steps[mismatch.stepIndex]?.message).toMatchObject({
+        method: 'tools/call',
+        params: { name: 'echo' },
+      });
+      expect(mismatch.mismatch.sent).toBe('request "resources/read"');
+      expect(mismatch.message).toMatch(
+        /^Replay mismatch at step \d+ \(send request "tools\/call"\): the program sent request "resources\/read" \(recorded at step \d+\) without sending this first/,
+      );
+    }
+    // Strict: the same method, other params — the call that was skipped is named, not matched.
+    const skippedEcho = await replay(
+      legacy.recording,
+      async (client) => {
+        await client.inspectCatalog();
+        return client.callTool('slow', { steps: 3, delayMs: 20 });
+      },
+      { ...options, strict: true },
+    ).catch((e: unknown) => e);
+    expect(skippedEcho).toBeInstanceOf(AxMCPReplayMismatchError);
+    const named = legacy.recording.steps[(skippedEcho as AxMCPReplayMismatchError).stepIndex];
+    expect(named?.message).toMatchObject({ method: 'tools/call', params: { name: 'echo' } });
+  });
+
   it('a program that stops early leaves steps that assertComplete names', async () => {
     const { transport } = await replay(legacy.recording, (client) => client.inspectCatalog());
     expect(() => transport.assertComplete()).toThrow(/the program ended before sending it/);
+  });
+});
+
+describe('concurrent requests replay in any order', () => {
+  it('requests recorded in flight together may be sent again in another order', async () => {
+    const server = await startLegacyV2Server({ toolCount: 10 });
+    const calls = (order: string[]) => async (client: AxMCPClient) => {
+      await client.inspectCatalog();
+      const results = await Promise.all(order.map((message) => client.callTool('echo', { message })));
+      return results.map(text).sort();
+    };
+    let recorded: { result: string[]; recording: AxMCPRecording };
+    try {
+      recorded = await recordAxMCPSession({
+        transport: new AxMCPStreamableHTTPTransport(server.url, { ssrfProtection: LOOPBACK }),
+        client: { ...CLIENT, eraStore: new AxMCPMemoryEraStore() },
+        run: calls(['a', 'b', 'c']),
+      });
+    } finally {
+      await server.close();
+    }
+    const { result, transport } = await replay(recorded.recording, calls(['c', 'a', 'b']), { strict: true });
+    expect(result).toEqual(recorded.result);
+    transport.assertComplete();
   });
 });
 

@@ -412,14 +412,17 @@ describe('AxMCPStdioTransport with a misbehaving server', () => {
   it('reports invalid, non-UTF-8, unknown-id and oversized lines, and stays usable', async () => {
     const limit = 1024;
     const { transport, reports } = scripted({ LIMIT: String(limit) }, { maxMessageBytes: limit });
-    const response = await transport.request(request('garbage'));
-    expect(resultOf(response)).toEqual({ fine: true });
+    // The oversized line carries this request's answer: the caller learns at once, not at its deadline.
+    const error = await rejection(transport.request(request('garbage')));
+    expect(error.code).toBe('message_too_large');
+    await until(() => reports.length >= 6);
     expect(reports.map((r) => r.code)).toEqual([
       'invalid_message', // not JSON
       'invalid_message', // not JSON-RPC
-      'message_too_large', // the oversized look-alike response, never delivered
+      'message_too_large', // the oversized answer, never delivered
       'invalid_message', // not UTF-8
       'invalid_message', // unknown id
+      'invalid_message', // the second answer with the same id: its request already failed
     ]);
     for (const report of reports) expect(report.endpoint).toBe(transport.endpoint);
     expect(resultOf(await transport.request(request('ping'))).pid).toBe(transport.pid);

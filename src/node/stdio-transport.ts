@@ -23,8 +23,20 @@ import type {
   JSONRPCRequest,
   JSONRPCResponse,
 } from '../protocol/jsonrpc.js';
-import { AxMCPMessageChannel } from '../transport/message-channel.js';
-import type { AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../transport/types.js';
+import { AxMCPMessageChannel, OVERSIZED_PREFIX_BYTES } from '../transport/message-channel.js';
+import {
+  type AxMCPReconnectOptions,
+  RECONNECT_OPTIONS,
+  type SessionEnd,
+  SessionLoss,
+  streamUntilEnded,
+} from '../transport/session-loss.js';
+import type {
+  AxMCPEventStream,
+  AxMCPSendOptions,
+  AxMCPTransport,
+  AxMCPTransportHandlers,
+} from '../transport/types.js';
 
 /** Options of {@link AxMCPStdioTransport}. */
 export interface AxMCPStdioTransportOptions {
@@ -57,9 +69,18 @@ export interface AxMCPStdioTransportOptions {
   killGraceMs?: number;
   /**
    * The longest message line accepted from the server, in bytes without the newline, and the
-   * longest one sent. A longer incoming line is dropped unread. Default 16 MiB.
+   * longest one sent. A longer incoming line is dropped unread; the request whose answer it
+   * was fails at once with code `message_too_large` (its id is read from the line's start; when
+   * it cannot be, the answer is attributed only where that is certain, as when one request
+   * alone was waiting). Default 16 MiB.
    */
   maxMessageBytes?: number;
+  /**
+   * The backoff between respawns of a server that ended on its own while it held a 2025-11-25
+   * session (the client's recovery spawns a fresh one): from 100 ms (`baseDelayMs`), doubling
+   * with each failure, up to 10 s (`maxDelayMs`).
+   */
+  reconnect?: AxMCPReconnectOptions;
 }
 
 /** The shape of {@link AxMCPStdioTransportOptions}, every key of it; checked once in the constructor. */
@@ -77,6 +98,7 @@ const STDIO_OPTIONS = object(
     onProtocolError: func('a function (error) => void'),
     killGraceMs: number({ min: 0 }),
     maxMessageBytes: number({ integer: true, min: 1 }),
+    reconnect: RECONNECT_OPTIONS,
   },
   {
     expected: 'an options object { command, args?, env?, cwd?, … }',
@@ -92,6 +114,9 @@ const STDIO_OPTIONS = object(
       onError: 'onProtocolError',
       timeoutMs: 'killGraceMs',
       maxBytes: 'maxMessageBytes',
+      respawn: 'reconnect',
+      restart: 'reconnect',
+      backoff: 'reconnect',
     },
   },
 );
@@ -141,9 +166,17 @@ const INHERITED_ENV = IS_WINDOWS
 interface Connection {
   child: ChildProcess;
   channel: AxMCPMessageChannel;
+  /** `initialize` went over it: the process holds a 2025-11-25 session, named `sessionId`. */
+  session: boolean;
+  sessionId: string;
+  /** Set (before pending requests see their rejection) once the process stopped carrying its session. */
+  end: SessionEnd | undefined;
   exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
   exited: Promise<void>;
   stdioClosed: Promise<void>;
+  /** Settles as soon as the connection starts ending, for any reason. */
+  stopped: Promise<void>;
+  stop: () => void;
   ending: Promise<void> | undefined;
 }
 
@@ -153,8 +186,14 @@ interface Connection {
  * `start()` spawns the server (requests made before it start it too); `close()` closes its
  * stdin, then sends `SIGTERM` and, after `killGraceMs`, `SIGKILL` to its whole process group,
  * so grandchildren started by `npx`/`uvx`/shell wrappers end with it. If the server ends on
- * its own, pending requests reject with code `closed` and `onClose` receives an
- * {@link AxMCPProcessExitError}; `start()` may then spawn a fresh process.
+ * its own, `onClose` receives an {@link AxMCPProcessExitError} and pending requests reject
+ * with code `closed`; `start()` may then spawn a fresh process. A server that held a
+ * 2025-11-25 session (it was sent `initialize`) lost it with its process: like a WebSocket or
+ * an HTTP+SSE stream that dropped, the transport reports the session lost (`session_expired`,
+ * safe requests in flight included) until `initialize` succeeded again, so the client's
+ * recovery spawns a fresh server (with capped, jittered backoff), re-initializes, restores its
+ * subscriptions and retries safe requests; a `tools/call` in flight is never sent again. A
+ * server without a session (2026-07-28) is only spawned again by `start()`.
  *
  * Limitation: if this Node process exits normally (or through `process.exit`, or an uncaught
  * exception), every live server group gets `SIGTERM`. If it is killed by a signal it does not
@@ -188,6 +227,9 @@ export class AxMCPStdioTransport implements AxMCPTransport {
   #everStarted = false;
   #lastEnd: AxMCPError | undefined;
   #closing: Promise<void> | undefined;
+  /** Aborted by `terminate()`: ends a respawn's backoff wait. */
+  readonly #terminating = new AbortController();
+  readonly #loss: SessionLoss;
 
   /** Checks `options` (`invalid_options` for an unknown key or a wrong type); spawns nothing. */
   constructor(options: AxMCPStdioTransportOptions) {
@@ -198,11 +240,23 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     const commandLine = [options.command, ...(options.args ?? [])].map(quoteArg);
     this.endpoint = commandLine.map(clipArg).join(' ');
     this.endpointKey = `stdio:${commandLine.join(' ')}`;
+    this.#loss = new SessionLoss(this.endpoint, options.reconnect);
   }
 
   /** The server's process id while it runs. */
   get pid(): number | undefined {
     return this.#current?.child.pid;
+  }
+
+  /**
+   * `stdio-<pid>` while the server holds a 2025-11-25 session; after it ended on its own, the
+   * lost session's name until `initialize` succeeded again. Undefined otherwise.
+   */
+  get sessionId(): string | undefined {
+    const lost = this.#loss.lost;
+    if (lost !== undefined) return lost;
+    const current = this.#current;
+    return current?.session && !current.end ? current.sessionId : undefined;
   }
 
   setHandlers(handlers: AxMCPTransportHandlers): void {
@@ -220,18 +274,57 @@ export class AxMCPStdioTransport implements AxMCPTransport {
   }
 
   async request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
-    const connection = await this.#ready(options.signal);
-    return connection.channel.request(message, { signal: options.signal });
+    const initialize = message.method === 'initialize';
+    const connection = await this.#ready(options.signal, initialize ? undefined : message.method);
+    if (initialize) connection.session = true;
+    let response: JSONRPCResponse;
+    try {
+      response = await connection.channel.request(message, { signal: options.signal });
+    } catch (error) {
+      if (this.#closing) throw error;
+      throw this.#loss.inFlightError(
+        error,
+        { method: message.method, idempotent: options.idempotent },
+        { session: connection.session ? connection.sessionId : undefined, end: connection.end },
+      );
+    }
+    this.#loss.succeeded();
+    if (initialize && !('error' in response) && !connection.end) this.#loss.restored();
+    return response;
   }
 
   async notify(message: JSONRPCNotification, options: AxMCPSendOptions = {}): Promise<void> {
-    const connection = await this.#ready(options.signal);
+    const connection = await this.#ready(options.signal, message.method);
     await connection.channel.notify(message, { signal: options.signal });
   }
 
   async respond(message: JSONRPCResponse, options: AxMCPSendOptions = {}): Promise<void> {
-    const connection = await this.#ready(options.signal);
+    const connection = await this.#ready(options.signal, 'response');
     await connection.channel.respond(message, { signal: options.signal });
+  }
+
+  /**
+   * Gives up the server's 2025-11-25 session: a server that holds one is ended (as by
+   * `close()`, pending requests reject with `closed`), and the next `start()` spawns a fresh one.
+   * Until `initialize` succeeded again, other messages fail with `session_expired`.
+   */
+  resetSession(): void {
+    const current = this.#current;
+    if (!current?.session || current.end || current.ending) return;
+    current.end = 'reset';
+    this.#current = undefined;
+    this.#loss.forget(current.sessionId);
+    void this.#end(current, undefined);
+  }
+
+  /**
+   * A stream that carries no messages (they reach the handlers directly) and ends when the
+   * server process ends: the client's listener then restores a lost session at once. Fails
+   * with `session_expired` while a lost session is not restored.
+   */
+  async openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
+    const connection = await this.#ready(options.signal, 'the event stream');
+    return streamUntilEnded(connection.stopped, options.signal, this.#terminating.signal);
   }
 
   /**
@@ -256,6 +349,7 @@ export class AxMCPStdioTransport implements AxMCPTransport {
    * ```
    */
   terminate(): Promise<void> {
+    if (!this.#closing) this.#terminating.abort(this.#closedErrorOnTerminate());
     this.#closing ??= (async () => {
       await this.#starting?.catch(() => undefined);
       await Promise.all([...this.#connections].map((connection) => this.#end(connection, undefined)));
@@ -277,7 +371,11 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     return raceAbort(this.#starting, signal, what, this.endpoint);
   }
 
-  #ready(signal: AbortSignal | undefined): Promise<Connection> {
+  /** The connection for a message; `what` names it, undefined for `initialize` (which may restore a lost session). */
+  #ready(signal: AbortSignal | undefined, what: string | undefined): Promise<Connection> {
+    if (!this.#closing && what !== undefined && this.#loss.lost !== undefined) {
+      return Promise.reject(this.#loss.expired(what));
+    }
     const current = this.#current;
     if (!this.#closing && current && !current.ending) return Promise.resolve(current);
     if (!this.#closing && !this.#starting && this.#everStarted) {
@@ -288,6 +386,17 @@ export class AxMCPStdioTransport implements AxMCPTransport {
   }
 
   async #spawn(): Promise<Connection> {
+    // After an unexpected end, respawns are spaced by the backoff.
+    await this.#loss.turn(this.#terminating.signal);
+    try {
+      return await this.#spawnNow();
+    } catch (error) {
+      if (!this.#closing) this.#loss.openFailed();
+      throw error;
+    }
+  }
+
+  async #spawnNow(): Promise<Connection> {
     const { command, args = [], cwd } = this.#options;
     let child: ChildProcess;
     try {
@@ -342,6 +451,7 @@ export class AxMCPStdioTransport implements AxMCPTransport {
         // A reporting callback must not take the transport down.
       }
     };
+    let stop!: () => void;
     const connection: Connection = {
       child,
       channel: new AxMCPMessageChannel({
@@ -349,6 +459,13 @@ export class AxMCPStdioTransport implements AxMCPTransport {
         send: (message) => this.#write(connection, message),
         onProtocolError: report,
       }),
+      session: false,
+      sessionId: `stdio-${child.pid}`,
+      end: undefined,
+      stopped: new Promise((resolve) => {
+        stop = resolve;
+      }),
+      stop: () => stop(),
       exit: undefined,
       exited: new Promise((resolve) => child.once('exit', () => resolve())),
       stdioClosed: new Promise((resolve) => child.once('close', () => resolve())),
@@ -365,6 +482,7 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     stdin.on('error', () => undefined); // EPIPE after the server exits: the exit path reports it.
 
     const decoder = new TextDecoder('utf-8', { fatal: true });
+    const prefixDecoder = new TextDecoder('utf-8');
     const lines = new LineSplitter(
       this.#maxMessageBytes,
       (line) => {
@@ -384,8 +502,10 @@ export class AxMCPStdioTransport implements AxMCPTransport {
         if (text.trim() === '') return;
         connection.channel.receiveText(text);
       },
-      () =>
-        report(
+      (head) =>
+        // Only the line's start is read: enough to tell whose answer it was.
+        connection.channel.dropOversized(
+          prefixDecoder.decode(head(OVERSIZED_PREFIX_BYTES)),
           new AxMCPTransportError(
             'message_too_large',
             `Dropped a message line over ${this.#maxMessageBytes} bytes (the maxMessageBytes option) from ${this.endpoint}`,
@@ -414,7 +534,7 @@ export class AxMCPStdioTransport implements AxMCPTransport {
       const stderrLines = new LineSplitter(
         MAX_STDERR_LINE_BYTES,
         (line) => deliver(stderrDecoder.decode(line)),
-        (head) => deliver(`${stderrDecoder.decode(head())}…`),
+        (head) => deliver(`${stderrDecoder.decode(head(MAX_STDERR_LINE_BYTES))}…`),
       );
       stderr.on('data', (chunk: Buffer) => stderrLines.push(chunk));
       stderr.on('end', () => stderrLines.flush());
@@ -434,11 +554,17 @@ export class AxMCPStdioTransport implements AxMCPTransport {
       );
     }
     const stdin = connection.child.stdin;
-    if (connection.ending || !stdin || !stdin.writable) throw this.#closedError();
+    if (connection.ending || !stdin || !stdin.writable) {
+      // A stdin that closed is a server that ended, even before its exit is seen.
+      if (!connection.ending && !this.#closing) void this.#end(connection, this.#exitError(connection));
+      throw this.#closedError();
+    }
     return new Promise((resolve, reject) => {
       stdin.write(line, (error) => {
-        if (error) reject(this.#transportError(`Could not write to ${this.endpoint}`, error));
-        else resolve();
+        if (!error) return resolve();
+        // A pipe that broke (EPIPE) is a server that ended: the exit path would say so a moment later.
+        if (!this.#closing) void this.#end(connection, this.#exitError(connection));
+        reject(this.#transportError(`Could not write to ${this.endpoint}`, error));
       });
     });
   }
@@ -448,6 +574,12 @@ export class AxMCPStdioTransport implements AxMCPTransport {
    * ended on its own. Runs once per connection.
    */
   #end(connection: Connection, reason: AxMCPError | undefined): Promise<void> {
+    if (!connection.ending && reason && !connection.end) {
+      // Ended on its own: from now on the session it held is lost (requests no longer wait for the drain below).
+      connection.end = 'dropped';
+      if (!this.#closing) this.#loss.dropped(connection.session ? connection.sessionId : undefined);
+    }
+    connection.stop();
     connection.ending ??= (async () => {
       if (!reason) connection.channel.close();
       const { child } = connection;
@@ -518,6 +650,12 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     return new AxMCPTransportError('transport_error', message, { endpoint: this.endpoint, cause });
   }
 
+  #closedErrorOnTerminate(): AxMCPTransportError {
+    return new AxMCPTransportError('closed', `${this.endpoint}: the transport is closed`, {
+      endpoint: this.endpoint,
+    });
+  }
+
   #closedError(): AxMCPTransportError {
     const why = this.#closing
       ? 'the transport is closed'
@@ -541,7 +679,8 @@ class LineSplitter {
   constructor(
     readonly maxBytes: number,
     readonly onLine: (line: Buffer) => void,
-    readonly onOverflow: (head: () => Buffer) => void,
+    /** `head(limit)`: at most `limit` bytes of the line's start (at most `maxBytes`), copied on demand. */
+    readonly onOverflow: (head: (limit: number) => Buffer) => void,
   ) {}
 
   push(chunk: Buffer): void {
@@ -589,7 +728,16 @@ class LineSplitter {
     const room = Math.max(0, this.maxBytes - this.#size);
     this.#parts = [];
     this.#size = 0;
-    this.onOverflow(() => Buffer.concat([...parts, piece.subarray(0, room)]));
+    this.onOverflow((limit) => {
+      const head: Buffer[] = [];
+      let left = Math.min(limit, this.maxBytes);
+      for (const part of [...parts, piece.subarray(0, room)]) {
+        if (left <= 0) break;
+        head.push(part.length > left ? part.subarray(0, left) : part);
+        left -= part.length;
+      }
+      return Buffer.concat(head);
+    });
   }
 }
 

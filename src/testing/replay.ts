@@ -79,7 +79,9 @@ const SUBSCRIPTION_META = 'io.modelcontextprotocol/subscriptionId';
  *   no probe is sent, and no era store is read or written.
  * - **Mismatches are errors.** A message whose method differs from the recording's next one
  *   (or, with `strict`, whose params differ) fails with {@link AxMCPReplayMismatchError} naming
- *   the step. Concurrent sends may match out of order within `lookahead`.
+ *   the step. Concurrent sends may match out of order within `lookahead`; a request recorded
+ *   only after an earlier one had its answer (a program that skipped a step) fails at once,
+ *   naming the skipped request and the one sent, instead of waiting for the skipped one.
  *
  * @example
  * ```ts
@@ -101,6 +103,8 @@ export class AxMCPReplayTransport implements AxMCPTransport {
   readonly #lookahead: number;
   readonly #sends: AxMCPRecordingStep[];
   readonly #receives: AxMCPRecordingStep[];
+  /** Recorded client requests (by step index) → the index of the step that answered them. */
+  readonly #answeredAt = new Map<number, number>();
   readonly #consumed = new Set<number>();
   readonly #pending = new Map<JSONRPCId, Pending>();
   /** Recorded client ids (and progress tokens) → this run's. */
@@ -126,6 +130,25 @@ export class AxMCPReplayTransport implements AxMCPTransport {
     const live = this.recording.steps.filter((step) => !step.probe);
     this.#sends = live.filter((step) => step.direction === 'send');
     this.#receives = live.filter((step) => step.direction === 'receive');
+    const asked = new Map<JSONRPCId, number>();
+    for (const step of live) {
+      if (step.direction === 'send' && step.type === 'request') {
+        asked.set((step.message as JSONRPCRequest).id, step.index);
+        continue;
+      }
+      if (step.direction !== 'receive') continue;
+      const id =
+        step.type === 'failure'
+          ? step.requestId
+          : step.type === 'response'
+            ? (step.message as JSONRPCResponse | undefined)?.id
+            : undefined;
+      if (id === undefined || id === null) continue;
+      const request = asked.get(id);
+      if (request === undefined) continue;
+      asked.delete(id);
+      this.#answeredAt.set(request, step.index);
+    }
   }
 
   /** The first mismatch this replay raised, if any (also when the program swallowed it). */
@@ -268,11 +291,22 @@ export class AxMCPReplayTransport implements AxMCPTransport {
     );
     const exact = sameKind.find((step) => !firstDifference(payload(step.message), payload(comparable)));
     const chosen = exact ?? (this.#strict ? undefined : sameKind[0]);
-    if (chosen) {
-      this.#consumed.add(chosen.index);
-      return chosen;
-    }
     let error: AxMCPReplayMismatchError;
+    if (chosen) {
+      const skipped = this.#skippedBefore(chosen, window);
+      if (!skipped) {
+        this.#consumed.add(chosen.index);
+        return chosen;
+      }
+      // Its answer would only be released once the skipped request was sent: fail now, not at the timeout.
+      error = new AxMCPReplayMismatchError(
+        { step: skipped, sent },
+        `the program sent ${sent} (recorded at step ${chosen.index}) without sending this first; the recording has its answer before that ${sent}`,
+        { endpoint: this.endpoint },
+      );
+      this.#firstMismatch ??= error;
+      throw error;
+    }
     const near = sameKind[0];
     if (near) {
       const path = firstDifference(payload(near.message), payload(comparable)) ?? '$';
@@ -295,6 +329,21 @@ export class AxMCPReplayTransport implements AxMCPTransport {
     }
     this.#firstMismatch ??= error;
     throw error;
+  }
+
+  /**
+   * An unsent recorded request before `chosen` that the recording answered before `chosen` was
+   * sent: the recorded program waited for that answer, so sending `chosen` now skipped it.
+   * (Requests that were in flight together may come in any order.)
+   */
+  #skippedBefore(chosen: AxMCPRecordingStep, window: AxMCPRecordingStep[]): AxMCPRecordingStep | undefined {
+    for (const step of window) {
+      if (step.index >= chosen.index) return undefined;
+      if (step.type !== 'request') continue;
+      const answer = this.#answeredAt.get(step.index);
+      if (answer !== undefined && answer < chosen.index) return step;
+    }
+    return undefined;
   }
 
   /** The message as the recording would hold it: this run's ids mapped back to the recorded ones. */

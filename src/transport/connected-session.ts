@@ -2,14 +2,16 @@
  * The shared core of transports whose connection is the session: the 2024-11-05 HTTP+SSE
  * transport (the GET stream carries the session) and WebSocket. It opens connections on
  * demand, correlates messages through an {@link AxMCPMessageChannel} per connection, and
- * turns a dropped connection into the same signals the Streamable HTTP transport gives, so
- * the client's recovery (re-`initialize`, restored subscriptions, retried safe requests)
- * works unchanged:
+ * reports a dropped connection the way the Streamable HTTP transport reports a lost session
+ * (see {@link SessionLoss}), so the client's one recovery — re-`initialize` once for every
+ * waiter, restore subscriptions, retry safe requests — works unchanged:
  *
- * - A connection that carried `initialize` holds a legacy session. When it drops, every
- *   later message except a new `initialize` fails with {@link AxMCPSessionExpiredError}
- *   until {@link ConnectedSession.resetSession}; the client then re-initializes.
+ * - A connection that carried `initialize` holds a legacy session. When it drops, every later
+ *   message except a new `initialize` fails with {@link AxMCPSessionExpiredError} (and
+ *   `sessionId` still names the lost session) until an `initialize` over a new connection
+ *   succeeded; safe requests in flight fail with the same error, others with code `closed`.
  * - A connection without a session (2026-07-28 is stateless) is reopened on the next message.
+ * - New connections after a drop are spaced by capped, jittered backoff.
  * - {@link ConnectedSession.openEventStream} gives the client's standalone listener a stream
  *   that ends when the connection drops, so it notices at once and restores the session.
  *
@@ -17,15 +19,17 @@
  */
 
 import { raceAbort } from '../protocol/abort.js';
-import { AxMCPSessionExpiredError, AxMCPTransportError } from '../protocol/errors.js';
+import { AxMCPTransportError } from '../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
 import type { AxMCPMessageChannel } from './message-channel.js';
-import type {
-  AxMCPEventStream,
-  AxMCPSendOptions,
-  AxMCPStreamMessage,
-  AxMCPTransportHandlers,
-} from './types.js';
+import {
+  type AxMCPReconnectOptions,
+  endedByPeer,
+  type SessionEnd,
+  SessionLoss,
+  streamUntilEnded,
+} from './session-loss.js';
+import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransportHandlers } from './types.js';
 
 /** One open connection, as a binding reports it to {@link ConnectedSession}. */
 export interface SessionConnection {
@@ -44,35 +48,36 @@ export interface ConnectedSessionOptions {
   endpoint: string;
   /** Opens one connection; rejects with a typed error. The signal aborts the opening. */
   open(signal: AbortSignal): Promise<SessionConnection>;
-  /** How long the listener waits before restoring a dropped session (default 100 ms). */
-  reconnectDelayMs?: number;
+  /** The backoff between reconnects. */
+  reconnect?: AxMCPReconnectOptions;
 }
 
 interface Live {
   connection: SessionConnection;
   /** `initialize` went over this connection: it holds a legacy session. */
   session: boolean;
-  ended: boolean;
+  /** Set once the connection stopped carrying its session: `reset` before closing it, `dropped` when the peer ended it. */
+  end: SessionEnd | undefined;
 }
 
 /** See the module comment. */
 export class ConnectedSession {
   readonly #options: ConnectedSessionOptions;
   readonly #closing = new AbortController();
+  readonly #loss: SessionLoss;
   #handlers: AxMCPTransportHandlers | undefined;
   #live: Live | undefined;
   #opening: Promise<Live> | undefined;
-  /** The session of a connection that dropped, until `resetSession()` or a new `initialize`. */
-  #lost: string | undefined;
 
   constructor(options: ConnectedSessionOptions) {
     this.#options = options;
+    this.#loss = new SessionLoss(options.endpoint, options.reconnect);
   }
 
-  /** The session name of the current connection, if one is open. */
+  /** The session of the current connection; while a dropped session is not restored, that one. */
   get sessionId(): string | undefined {
-    const live = this.#live;
-    return live && !live.ended ? live.connection.sessionId : undefined;
+    const live = this.#current();
+    return this.#loss.lost ?? live?.connection.sessionId;
   }
 
   /** True once {@link ConnectedSession.close} was called. */
@@ -92,52 +97,58 @@ export class ConnectedSession {
 
   async request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
     const initialize = message.method === 'initialize';
-    if (initialize) this.#lost = undefined;
-    const live = await this.#ready(message.method, options.signal);
+    const live = await this.#ready(message.method, options.signal, initialize);
     if (initialize) live.session = true;
-    return live.connection.channel.request(message, withSignal(options.signal));
+    let response: JSONRPCResponse;
+    try {
+      response = await live.connection.channel.request(message, withSignal(options.signal));
+    } catch (error) {
+      if (this.closed) throw error;
+      // The peer ended the connection: note it now, before the client looks at `sessionId`.
+      if (endedByPeer(error)) this.#dropped(live);
+      throw this.#loss.inFlightError(
+        error,
+        { method: message.method, idempotent: options.idempotent },
+        { session: live.session ? live.connection.sessionId : undefined, end: live.end },
+      );
+    }
+    this.#loss.succeeded();
+    if (initialize && !('error' in response) && !live.end) this.#loss.restored();
+    return response;
   }
 
   async notify(message: JSONRPCNotification, options: AxMCPSendOptions = {}): Promise<void> {
-    const live = await this.#ready(message.method, options.signal);
+    const live = await this.#ready(message.method, options.signal, false);
     await live.connection.channel.notify(message, withSignal(options.signal));
   }
 
   async respond(message: JSONRPCResponse, options: AxMCPSendOptions = {}): Promise<void> {
-    const live = await this.#ready('response', options.signal);
+    const live = await this.#ready('response', options.signal, false);
     await live.connection.channel.respond(message, withSignal(options.signal));
   }
 
-  /** Forgets the session: the current connection is closed and the next message opens a fresh one. */
+  /**
+   * Gives up the current session: a connection that carries one is closed, and until a new
+   * `initialize` succeeded other messages fail with {@link AxMCPSessionExpiredError}. A
+   * connection without a session is kept (the next `initialize` goes over it).
+   */
   resetSession(): void {
-    this.#lost = undefined;
-    const live = this.#live;
+    const live = this.#current();
+    if (!live?.session) return;
+    live.end = 'reset';
     this.#live = undefined;
-    live?.connection.close();
+    this.#loss.forget(live.connection.sessionId);
+    live.connection.close();
   }
 
   /**
    * A stream that carries no messages (they reach the handlers directly) and ends when the
-   * connection drops. Fails with {@link AxMCPSessionExpiredError} once the session is lost,
+   * connection ends. Fails with {@link AxMCPSessionExpiredError} while the session is lost,
    * which is the client listener's cue to re-initialize and restore subscriptions.
    */
   async openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
-    const live = await this.#ready('the event stream', options.signal);
-    const retryMs = this.#options.reconnectDelayMs ?? 100;
-    const closing = this.#closing.signal;
-    async function* watch(): AsyncGenerator<AxMCPStreamMessage> {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          options.signal.removeEventListener('abort', done);
-          closing.removeEventListener('abort', done);
-          resolve();
-        };
-        options.signal.addEventListener('abort', done, { once: true });
-        closing.addEventListener('abort', done, { once: true });
-        live.connection.ended.then(done, done);
-      });
-    }
-    return { messages: watch(), retryMs, lastEventId: undefined };
+    const live = await this.#ready('the event stream', options.signal, false);
+    return streamUntilEnded(live.connection.ended, options.signal, this.#closing.signal);
   }
 
   /** Closes the current connection; pending requests reject with code `closed`. Idempotent. */
@@ -151,26 +162,26 @@ export class ConnectedSession {
     await live?.connection.ended;
   }
 
-  #ready(what: string, signal: AbortSignal | undefined): Promise<Live> {
+  #ready(what: string, signal: AbortSignal | undefined, initialize: boolean): Promise<Live> {
     if (this.closed) return Promise.reject(this.#closedError(what));
-    if (this.#lost !== undefined) {
-      return Promise.reject(
-        new AxMCPSessionExpiredError(
-          `The connection to ${this.#options.endpoint} dropped, and its session with it`,
-          {
-            ...this.#where(),
-            sessionId: this.#lost,
-          },
-        ),
-      );
-    }
+    this.#current();
+    if (!initialize && this.#loss.lost !== undefined) return Promise.reject(this.#loss.expired(what));
     return this.#connection(signal);
+  }
+
+  /** The open connection, if any; one whose channel the peer closed counts as dropped at once. */
+  #current(): Live | undefined {
+    const live = this.#live;
+    if (!live || live.end) return undefined;
+    if (!live.connection.channel.closed) return live;
+    this.#dropped(live);
+    return undefined;
   }
 
   #connection(signal: AbortSignal | undefined): Promise<Live> {
     if (this.closed) return Promise.reject(this.#closedError('connecting'));
-    const live = this.#live;
-    if (live && !live.ended) return Promise.resolve(live);
+    const live = this.#current();
+    if (live) return Promise.resolve(live);
     this.#opening ??= this.#open().finally(() => {
       this.#opening = undefined;
     });
@@ -183,21 +194,32 @@ export class ConnectedSession {
   }
 
   async #open(): Promise<Live> {
-    const connection = await this.#options.open(this.#closing.signal);
+    await this.#loss.turn(this.#closing.signal);
+    let connection: SessionConnection;
+    try {
+      connection = await this.#options.open(this.#closing.signal);
+    } catch (error) {
+      if (!this.closed) this.#loss.openFailed();
+      throw error;
+    }
     if (this.closed) {
       connection.close();
       throw this.#closedError('connecting');
     }
-    const live: Live = { connection, session: false, ended: false };
+    const live: Live = { connection, session: false, end: undefined };
     if (this.#handlers) connection.channel.setHandlers(this.#handlers);
     this.#live = live;
-    connection.ended.then(() => {
-      live.ended = true;
-      if (this.#live !== live) return;
-      this.#live = undefined;
-      if (live.session && !this.closed) this.#lost = connection.sessionId;
-    });
+    connection.ended.then(() => this.#dropped(live));
     return live;
+  }
+
+  /** The connection ended on its own (a local close marked it first, so this does nothing then). */
+  #dropped(live: Live): void {
+    if (live.end) return;
+    live.end = 'dropped';
+    if (this.#live === live) this.#live = undefined;
+    if (this.closed) return;
+    this.#loss.dropped(live.session ? live.connection.sessionId : undefined);
   }
 
   #where(): { endpoint: string } {

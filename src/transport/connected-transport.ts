@@ -1,5 +1,6 @@
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
 import { ConnectedSession, type SessionConnection } from './connected-session.js';
+import type { AxMCPReconnectOptions } from './session-loss.js';
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransportHandlers } from './types.js';
 
 /**
@@ -9,6 +10,8 @@ import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransportHandlers } from 
  */
 export abstract class ConnectedTransport {
   abstract readonly endpoint: string;
+  /** The backoff between reconnects, read once, on first use. */
+  protected abstract readonly reconnect: AxMCPReconnectOptions | undefined;
   #session: ConnectedSession | undefined;
 
   // Created on first use: a subclass sets `endpoint` in its constructor, after this one ran.
@@ -16,6 +19,7 @@ export abstract class ConnectedTransport {
     this.#session ??= new ConnectedSession({
       endpoint: this.endpoint,
       open: (closing) => this.openConnection(closing),
+      ...(this.reconnect ? { reconnect: this.reconnect } : {}),
     });
     return this.#session;
   }
@@ -23,7 +27,10 @@ export abstract class ConnectedTransport {
   /** Opens one connection; `closing` aborts when the transport closes. */
   protected abstract openConnection(closing: AbortSignal): Promise<SessionConnection>;
 
-  /** The current connection's session id (the server's, or a local name when it gave none). */
+  /**
+   * The current connection's session id (the server's, or a local name when it gave none);
+   * after the connection dropped, the lost session's, until a new `initialize` succeeded.
+   */
   get sessionId(): string | undefined {
     return this.#connected.sessionId;
   }
@@ -49,11 +56,15 @@ export abstract class ConnectedTransport {
     return this.#connected.respond(message, options);
   }
 
+  /** Gives up the current session; the next `initialize` goes over a new connection. */
   resetSession(): void {
     this.#connected.resetSession();
   }
 
-  /** A stream that ends when the connection drops (server messages reach the handlers directly). */
+  /**
+   * A stream that ends when the connection drops (server messages reach the handlers directly);
+   * fails with `session_expired` while a dropped session is not restored.
+   */
   openEventStream(options: { signal: AbortSignal }): Promise<AxMCPEventStream> {
     return this.#connected.openEventStream(options);
   }

@@ -3,6 +3,7 @@ export {
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
 } from './http/streamable-http.js';
+export type { AxMCPReconnectOptions } from './session-loss.js';
 export {
   AxMCPHTTPFallbackTransport,
   type AxMCPHTTPTransportOptions,

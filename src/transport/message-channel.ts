@@ -22,7 +22,10 @@ import {
   type JSONRPCResponse,
   toJSONRPCMessage,
 } from '../protocol/jsonrpc.js';
+import { LostAnswers, peekMessage } from './lost-answers.js';
 import type { AxMCPMessageContext, AxMCPTransportHandlers } from './types.js';
+
+export { OVERSIZED_PREFIX_BYTES } from './lost-answers.js';
 
 /** How a {@link AxMCPMessageChannel} writes to its peer and reports what it drops. */
 export interface AxMCPMessageChannelOptions {
@@ -47,6 +50,8 @@ export interface AxMCPChannelSendOptions {
 }
 
 interface PendingRequest {
+  /** Unique per request sent over this channel (an id may be reused once settled). */
+  key: number;
   method: string;
   resolve(response: JSONRPCResponse): void;
   reject(error: unknown): void;
@@ -78,9 +83,13 @@ export class AxMCPMessageChannel {
   readonly #send: (message: JSONRPCMessage) => Promise<void> | void;
   readonly #onProtocolError: ((error: AxMCPError) => void) | undefined;
   readonly #pending = new Map<JSONRPCId, PendingRequest>();
-  readonly #abortedIds = new Set<JSONRPCId>();
+  /** Aborted requests whose late answer may still come (bounded), by id: their request key. */
+  readonly #abortedIds = new Map<JSONRPCId, number>();
+  /** Answers dropped as oversized whose id could not be read. */
+  readonly #lost = new LostAnswers();
   #handlers: AxMCPTransportHandlers | undefined;
   #closed = false;
+  #nextKey = 0;
 
   constructor(options: AxMCPMessageChannelOptions) {
     this.endpoint = options.endpoint;
@@ -125,12 +134,19 @@ export class AxMCPMessageChannel {
     }
     this.#abortedIds.delete(id);
     return new Promise<JSONRPCResponse>((resolve, reject) => {
-      const entry: PendingRequest = { method: message.method, resolve, reject, signal, onAbort: undefined };
+      const entry: PendingRequest = {
+        key: this.#nextKey++,
+        method: message.method,
+        resolve,
+        reject,
+        signal,
+        onAbort: undefined,
+      };
       if (signal) {
         entry.onAbort = () => {
           if (this.#pending.get(id) !== entry) return;
           this.#settle(id, entry);
-          this.#rememberAborted(id);
+          this.#rememberAborted(id, entry.key);
           reject(this.#abortError(message.method, signal));
         };
         signal.addEventListener('abort', entry.onAbort, { once: true });
@@ -139,6 +155,7 @@ export class AxMCPMessageChannel {
       this.#write(message).catch((error: unknown) => {
         if (this.#pending.get(id) !== entry) return;
         this.#settle(id, entry);
+        this.#answered(entry.key);
         reject(this.#sendError(message.method, error));
       });
     });
@@ -193,6 +210,47 @@ export class AxMCPMessageChannel {
   }
 
   /**
+   * Tells the channel that the binding dropped a message unread because it was over its size
+   * limit; `prefix` is its start ({@link OVERSIZED_PREFIX_BYTES} suffice). `error` (code
+   * `message_too_large`) is reported through `onProtocolError`. When the start shows a response:
+   *
+   * - with a readable id, the request waiting for it fails at once with code `message_too_large`;
+   * - without one, the answer belongs to one of the requests waiting now. It is attributed only
+   *   when that is certain — exactly one request could own it (the only one pending, or the last
+   *   one left once the others got their answers), or as many could as answers were lost — and
+   *   each owner then fails with code `message_too_large`. A request whose answer may still come
+   *   is never failed.
+   *
+   * Never throws.
+   */
+  dropOversized(prefix: string, error: AxMCPError): void {
+    if (this.#closed) return;
+    this.#report(error);
+    const peeked = peekMessage(prefix);
+    if (peeked.kind !== 'response' || peeked.id === null) return;
+    if (peeked.id !== undefined) {
+      const id = peeked.id;
+      const entry = this.#pending.get(id);
+      if (entry) {
+        this.#settle(id, entry);
+        this.#answered(entry.key);
+        entry.reject(this.#tooLargeError(entry.method, error));
+        return;
+      }
+      const aborted = this.#abortedIds.get(id);
+      if (aborted !== undefined) {
+        this.#abortedIds.delete(id);
+        this.#answered(aborted);
+      }
+      return;
+    }
+    const candidates = [...this.#abortedIds.values()];
+    for (const entry of this.#pending.values()) candidates.push(entry.key);
+    this.#lost.add(candidates);
+    this.#failLost(error);
+  }
+
+  /**
    * Closes the channel: every pending request is rejected with an {@link AxMCPTransportError}
    * of code `closed`, later sends reject, later input is ignored. Pass `reason` when the peer
    * ended the connection on its own: it becomes the rejections' `cause` and is handed to
@@ -205,6 +263,7 @@ export class AxMCPMessageChannel {
     const pending = [...this.#pending];
     this.#pending.clear();
     this.#abortedIds.clear();
+    this.#lost.clear();
     for (const [, entry] of pending) {
       this.#detach(entry);
       entry.reject(this.#closedError(entry.method, reason));
@@ -267,7 +326,12 @@ export class AxMCPMessageChannel {
     const entry = this.#pending.get(id);
     if (!entry) {
       // A late answer to a request we stopped waiting for is expected after an abort.
-      if (this.#abortedIds.delete(id)) return;
+      const aborted = this.#abortedIds.get(id);
+      if (aborted !== undefined) {
+        this.#abortedIds.delete(id);
+        this.#answered(aborted);
+        return;
+      }
       this.#report(
         new AxMCPProtocolError(
           RPC.invalidRequest,
@@ -279,6 +343,7 @@ export class AxMCPMessageChannel {
       return;
     }
     this.#settle(id, entry);
+    this.#answered(entry.key);
     entry.resolve(message);
   }
 
@@ -306,12 +371,32 @@ export class AxMCPMessageChannel {
     entry.onAbort = undefined;
   }
 
-  #rememberAborted(id: JSONRPCId): void {
-    this.#abortedIds.add(id);
+  #rememberAborted(id: JSONRPCId, key: number): void {
+    this.#abortedIds.set(id, key);
     if (this.#abortedIds.size > ABORTED_ID_MEMORY) {
-      const oldest = this.#abortedIds.values().next();
+      const oldest = this.#abortedIds.keys().next();
       if (!oldest.done) this.#abortedIds.delete(oldest.value);
     }
+  }
+
+  /** Request `key` got an answer: it owns none of the lost ones, which may name the owners of those now. */
+  #answered(key: number): void {
+    if (this.#lost.empty) return;
+    this.#lost.answered(key);
+    this.#failLost();
+  }
+
+  /** Fails the pending requests now certain to have lost their answer. */
+  #failLost(reason?: AxMCPError): void {
+    const owners = new Set(this.#lost.owners());
+    if (owners.size === 0) return;
+    for (const [id, entry] of [...this.#pending]) {
+      if (!owners.has(entry.key)) continue;
+      this.#settle(id, entry);
+      entry.reject(this.#tooLargeError(entry.method, reason));
+    }
+    // An aborted owner has nobody waiting; its answer will not come.
+    for (const [id, key] of [...this.#abortedIds]) if (owners.has(key)) this.#abortedIds.delete(id);
   }
 
   #report(error: AxMCPError): void {
@@ -348,6 +433,13 @@ export class AxMCPMessageChannel {
         cause: reason,
       },
     );
+  }
+
+  #tooLargeError(what: string, cause: AxMCPError | undefined): AxMCPTransportError {
+    const message = cause
+      ? `The answer to "${clip(what)}" was dropped unread: ${cause.message}`
+      : `The answer to "${clip(what)}" from ${this.endpoint} was too large and was dropped unread`;
+    return new AxMCPTransportError('message_too_large', message, { endpoint: this.endpoint, cause });
   }
 
   #abortError(what: string, signal: AbortSignal): AxMCPError {

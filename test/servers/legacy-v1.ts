@@ -1,14 +1,18 @@
 /**
  * A sessionful 2025-11-25 Streamable HTTP peer on the older official SDK (`@modelcontextprotocol/sdk`
  * 1.32.2: `McpServer` + node `StreamableHTTPServerTransport`), in-process on 127.0.0.1. The core
- * content of the legacy-v2 peer, smaller: a second, independent legacy implementation.
+ * content of the legacy-v2 peer, smaller: a second, independent legacy implementation. With
+ * `transport: 'sse'` the same server speaks the deprecated 2024-11-05 HTTP+SSE transport instead
+ * (the SDK's `SSEServerTransport`: `GET /sse`, then `POST /messages?sessionId=…`).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   McpError,
   SubscribeRequestSchema,
@@ -34,11 +38,13 @@ export interface LegacyV1Options {
   retryInterval?: number;
   /** Answer POSTs with JSON instead of SSE. Default false. */
   jsonResponse?: boolean;
+  /** `streamable` (default): Streamable HTTP at `/mcp`. `sse`: the 2024-11-05 HTTP+SSE transport at `/sse`. */
+  transport?: 'streamable' | 'sse';
 }
 
 /** A running legacy-v1 peer. */
 export interface LegacyV1Server {
-  /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
+  /** The MCP endpoint, `http://127.0.0.1:<port>/mcp` (HTTP+SSE: `…/sse`). */
   readonly url: string;
   readonly port: number;
   /** Live observations (see {@link PeerStats}). */
@@ -51,6 +57,12 @@ export interface LegacyV1Server {
   emitResourceUpdated(uri: string): Promise<number>;
   /** Sends `notifications/<kind>/list_changed` to every session. */
   emitListChanged(kind: 'tools' | 'prompts' | 'resources'): Promise<void>;
+  /**
+   * Cuts every open GET stream abruptly (no end of stream), as a network drop would. Over
+   * HTTP+SSE the stream is the session: the SDK forgets it, and its POSTs then get 404.
+   * Returns how many streams were cut.
+   */
+  dropStreams(): number;
 }
 
 const RESOURCE_NOT_FOUND = -32002;
@@ -61,7 +73,7 @@ export const LEGACY_V1_TOOL_NAMES = ['echo', 'all_content', 'fail', 'slow'] as c
 interface Session {
   id?: string;
   readonly mcp: McpServer;
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: Transport;
   readonly subscriptions: Set<string>;
 }
 
@@ -69,6 +81,7 @@ interface Session {
 export async function startLegacyV1Server(options: LegacyV1Options = {}): Promise<LegacyV1Server> {
   const stats = createPeerStats();
   const sessions = new Map<string, Session>();
+  const getStreams = new Set<ServerResponse>();
   let generation = new AbortController();
   const itemIds = ['0001', '0002', '0003'];
 
@@ -175,6 +188,44 @@ export async function startLegacyV1Server(options: LegacyV1Options = {}): Promis
     return mcp;
   }
 
+  /** An HTTP+SSE session: the GET stream `res` carries it. */
+  async function openSSESession(res: ServerResponse): Promise<void> {
+    const subscriptions = new Set<string>();
+    const mcp = buildServer(subscriptions);
+    const transport = new SSEServerTransport('/messages', res);
+    const session: Session = { id: transport.sessionId, mcp, subscriptions, transport };
+    const id = transport.sessionId;
+    sessions.set(id, session);
+    stats.sessions.add(id);
+    stats.subscriptions.set(id, subscriptions);
+    getStreams.add(res);
+    trackGetStream(stats, id, (listener) => res.once('close', listener));
+    res.once('close', () => getStreams.delete(res));
+    mcp.server.onclose = () => {
+      if (sessions.get(id) === session) sessions.delete(id);
+      forgetSession(stats, id);
+    };
+    await mcp.connect(transport);
+  }
+
+  async function routeSSE(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/sse') return openSSESession(res);
+    if (req.method !== 'POST' || url.pathname !== '/messages') {
+      return sendJsonRpcError(res, 404, -32000, 'Not found');
+    }
+    const body = await readBody(req);
+    if (body === undefined) return sendJsonRpcError(res, 413, -32000, 'Body too large');
+    const parsed = parseJson(body);
+    if (parsed === undefined) return sendJsonRpcError(res, 400, -32700, 'Parse error');
+    const sessionId = url.searchParams.get('sessionId') ?? undefined;
+    recordMessages(stats, parsed, sessionId);
+    res.once('finish', () => recordHttp(stats, undefined, res.statusCode));
+    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
+    if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+    await (session.transport as SSEServerTransport).handlePostMessage(req, res, parsed);
+  }
+
   async function openSession(): Promise<Session> {
     const subscriptions = new Set<string>();
     const mcp = buildServer(subscriptions);
@@ -232,14 +283,18 @@ export async function startLegacyV1Server(options: LegacyV1Options = {}): Promis
     if (req.method === 'GET' && sessionId !== undefined) {
       const id = sessionId;
       onHeadersSent(res, () => {
-        if (res.statusCode === 200) trackGetStream(stats, id, (listener) => res.once('close', listener));
+        if (res.statusCode !== 200) return;
+        trackGetStream(stats, id, (listener) => res.once('close', listener));
+        getStreams.add(res);
+        res.once('close', () => getStreams.delete(res));
       });
     }
-    await session.transport.handleRequest(req, res, parsed);
+    await (session.transport as StreamableHTTPServerTransport).handleRequest(req, res, parsed);
   }
 
+  const sse = options.transport === 'sse';
   const http = await listenLoopback((req, res) => {
-    route(req, res).catch(() => sendJsonRpcError(res, 500, -32603, 'Internal error'));
+    (sse ? routeSSE : route)(req, res).catch(() => sendJsonRpcError(res, 500, -32603, 'Internal error'));
   });
 
   async function dropSessions(): Promise<void> {
@@ -252,7 +307,7 @@ export async function startLegacyV1Server(options: LegacyV1Options = {}): Promis
   }
 
   return {
-    url: http.url('/mcp'),
+    url: http.url(sse ? '/sse' : '/mcp'),
     port: http.port,
     stats,
     restart: dropSessions,
@@ -264,6 +319,11 @@ export async function startLegacyV1Server(options: LegacyV1Options = {}): Promis
       const targets = [...sessions.values()].filter((s) => s.subscriptions.has(uri));
       await Promise.all(targets.map((s) => s.mcp.server.sendResourceUpdated({ uri })));
       return targets.length;
+    },
+    dropStreams() {
+      const cut = [...getStreams];
+      for (const res of cut) res.destroy();
+      return cut.length;
     },
     async emitListChanged(kind) {
       for (const s of sessions.values()) {

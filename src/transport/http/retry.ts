@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../../backoff/backoff.js';
 import { number, object } from '../../options/check.js';
 
 /** When and how long to wait before sending a safe request again. */
@@ -47,11 +48,13 @@ export function resolveRetryPolicy(option: AxMCPRetryOptions | false | undefined
   };
 }
 
-/** Capped exponential backoff with full jitter; a server's `Retry-After` wins when given. */
+/**
+ * The wait before retry `attempt + 1` (`attempt` 0-based): the package's backoff with half
+ * jitter; a server's `Retry-After` wins when given (bounded by `maxDelayMs`).
+ */
 export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined) return Math.min(policy.maxDelayMs, Math.max(0, retryAfterMs));
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
-  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+  return backoffDelayMs(attempt + 1, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 0.5 });
 }
 
 /** Parses `Retry-After` as delay-seconds or an HTTP date; undefined when absent or malformed. */

@@ -385,7 +385,9 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
         );
       }
       if (!response.ok) return await this.#inBandOrThrow(response, message, session);
-      if (isEventStream(response)) return await this.#awaitOnStream(response, message, link.signal);
+      if (isEventStream(response)) {
+        return await this.#awaitOnStream(response, message, link.signal, this.#sessionId);
+      }
       return this.#fromJSONBody(await readTextLimited(response, this.#maxBytes, link.signal), message);
     } catch (error) {
       throw this.#rethrow(error, link.signal);
@@ -394,11 +396,16 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     }
   }
 
-  /** Reads a POST's SSE stream until this request's response, resuming after drops. */
+  /**
+   * Reads a POST's SSE stream until this request's response, resuming after drops. A stream
+   * belongs to its session (`session`): once that was lost or replaced, there is nothing to
+   * resume, and the request fails as the lost session's.
+   */
   async #awaitOnStream(
     response: Response,
     message: JSONRPCRequest,
     signal: AbortSignal,
+    session: string | undefined,
   ): Promise<JSONRPCResponse> {
     const state: SSEStreamState = { lastEventId: undefined, retryMs: undefined };
     let invalid: AxMCPProtocolError | undefined;
@@ -448,13 +455,16 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
         });
       }
       await delay(state.retryMs ?? 1000, signal);
+      if (session !== undefined && this.#sessionId !== session) {
+        throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
+      }
       const headers: Record<string, string> = {
         accept: 'text/event-stream',
         'last-event-id': state.lastEventId,
       };
       current = await this.#send('GET', undefined, headers, signal);
       if (!current.ok || !isEventStream(current)) {
-        throw await this.#statusError(current, `resuming "${message.method}"`, this.#sessionId);
+        throw await this.#statusError(current, `resuming "${message.method}"`, session);
       }
     }
   }

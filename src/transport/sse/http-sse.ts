@@ -28,6 +28,7 @@ import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
 import { HEADERS } from '../http/streamable-http.js';
 import { AxMCPMessageChannel } from '../message-channel.js';
+import { type AxMCPReconnectOptions, RECONNECT_OPTIONS } from '../session-loss.js';
 import type { AxMCPTransport } from '../types.js';
 
 /** Options of {@link AxMCPHTTPSSETransport}. */
@@ -46,6 +47,8 @@ export interface AxMCPHTTPSSETransportOptions {
   maxMessageBytes?: number;
   /** Called with what the transport drops: undecodable events, responses nobody waits for. */
   onProtocolError?: (error: AxMCPError) => void;
+  /** The backoff between reconnects after the stream dropped: from 100 ms (`baseDelayMs`), doubling, up to 10 s (`maxDelayMs`). */
+  reconnect?: AxMCPReconnectOptions;
 }
 
 /** The shape of {@link AxMCPHTTPSSETransportOptions}, every key of it; checked once in the constructor. */
@@ -58,6 +61,7 @@ const HTTP_SSE_OPTIONS = object(
     timeoutMs: number({ min: 1 }),
     maxMessageBytes: number({ integer: true, min: 1 }),
     onProtocolError: func('a function (error) => void'),
+    reconnect: RECONNECT_OPTIONS,
   },
   {
     expected: 'an options object { headers?, authentication?, fetch?, ssrfProtection?, … }',
@@ -68,6 +72,8 @@ const HTTP_SSE_OPTIONS = object(
       maxBytes: 'maxMessageBytes',
       maxResponseBytes: 'maxMessageBytes',
       onError: 'onProtocolError',
+      reconnection: 'reconnect',
+      backoff: 'reconnect',
     },
   },
 );
@@ -81,9 +87,12 @@ const MAX_CHALLENGES = 3;
  *
  * `start()` opens `GET <url>` and waits for the `endpoint` event; the announced URI must be
  * on the same origin as `url` (a server cannot send the client's messages, and credentials,
- * elsewhere). Each message is then POSTed there. If the GET stream drops, pending requests
- * reject with code `closed`, and the session is gone: the client re-initializes over a new
- * stream and restores its subscriptions, as it does for an expired Streamable HTTP session.
+ * elsewhere). Each message is then POSTed there. If the GET stream drops, the session is gone:
+ * it is reported lost (`session_expired`) until it is initialized again, and the next message
+ * (or the client's listener) opens a new stream, with capped, jittered backoff; the client
+ * re-initializes once, restores its subscriptions and retries safe requests (a safe request
+ * in flight included), as it does for an expired Streamable HTTP session. Any other pending
+ * request rejects with code `closed` and is never sent again.
  *
  * @example
  * ```ts
@@ -102,6 +111,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
   readonly #fetch: (input: string | URL, init?: RequestInit) => Promise<Response>;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
+  protected readonly reconnect: AxMCPReconnectOptions | undefined;
   #connections = 0;
 
   constructor(url: string | URL, options: AxMCPHTTPSSETransportOptions = {}) {
@@ -117,6 +127,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     this.#options = options;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
+    this.reconnect = options.reconnect;
     const guard: Parameters<typeof createGuardedFetch>[0] = {
       ssrfProtection: options.ssrfProtection ?? true,
       sensitiveHeaders: authenticationSensitiveHeaders(options.authentication),

@@ -17,7 +17,8 @@ import { type AxMCPError, AxMCPTransportError, assertMCPOptions } from '../../pr
 import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
-import { AxMCPMessageChannel } from '../message-channel.js';
+import { AxMCPMessageChannel, OVERSIZED_PREFIX_BYTES } from '../message-channel.js';
+import { type AxMCPReconnectOptions, RECONNECT_OPTIONS } from '../session-loss.js';
 import type { AxMCPTransport } from '../types.js';
 
 /** An event handler property, compared bivariantly so that runtime-specific event types fit. */
@@ -52,10 +53,16 @@ export interface AxMCPWebSocketTransportOptions {
   ssrfProtection?: boolean | AxMCPSSRFOptions;
   /** Time allowed for the opening handshake, ms (default 30 000). */
   openTimeoutMs?: number;
-  /** The largest message accepted or sent, in bytes (default 16 MiB); a larger incoming frame is dropped. */
+  /**
+   * The largest message accepted or sent, in bytes (default 16 MiB). A larger incoming frame is
+   * dropped; when it was the answer to a pending request, that request fails with code
+   * `message_too_large` at once.
+   */
   maxMessageBytes?: number;
   /** Called with what the transport drops: frames that are not JSON-RPC, oversized frames, stray responses. */
   onProtocolError?: (error: AxMCPError) => void;
+  /** The backoff between reconnects after the socket dropped: from 100 ms (`baseDelayMs`), doubling, up to 10 s (`maxDelayMs`). */
+  reconnect?: AxMCPReconnectOptions;
 }
 
 /** The shape of {@link AxMCPWebSocketTransportOptions}, every key of it; checked once in the constructor. */
@@ -67,6 +74,7 @@ const WEBSOCKET_OPTIONS = object(
     openTimeoutMs: number({ min: 1 }),
     maxMessageBytes: number({ integer: true, min: 1 }),
     onProtocolError: func('a function (error) => void'),
+    reconnect: RECONNECT_OPTIONS,
   },
   {
     expected: 'an options object { protocols?, WebSocket?, ssrfProtection?, … }',
@@ -81,6 +89,8 @@ const WEBSOCKET_OPTIONS = object(
       timeout: 'openTimeoutMs',
       maxBytes: 'maxMessageBytes',
       onError: 'onProtocolError',
+      reconnection: 'reconnect',
+      backoff: 'reconnect',
     },
   },
 );
@@ -92,10 +102,13 @@ const utf8 = new TextDecoder('utf-8');
 /**
  * An {@link AxMCPTransport} over WebSocket (`kind: 'websocket'`).
  *
- * Ids are the client's (unique per client); every pending request rejects with code `closed`
- * when the socket closes. If the socket drops, the next message reconnects: a legacy session
- * (one that carried `initialize`) is reported lost, so the client re-initializes and restores
- * its subscriptions, as it does over HTTP; a stateless 2026-07-28 conversation just goes on.
+ * Ids are the client's (unique per client); a pending request rejects with code `closed` when
+ * the socket closes. If the socket drops, the next message (or the client's listener)
+ * reconnects, with capped, jittered backoff: a legacy session (one that carried `initialize`)
+ * is reported lost (`session_expired`) until it is initialized again, so the client
+ * re-initializes once, restores its subscriptions and retries safe requests — a safe request
+ * that was in flight included — as it does over Streamable HTTP; a `tools/call` in flight is
+ * never sent again. A stateless 2026-07-28 conversation just goes on.
  *
  * @example
  * ```ts
@@ -113,6 +126,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
   readonly #options: AxMCPWebSocketTransportOptions;
   readonly #maxBytes: number;
   readonly #ssrf: AxMCPSSRFPolicy;
+  protected readonly reconnect: AxMCPReconnectOptions | undefined;
   #connections = 0;
 
   constructor(url: string | URL, options: AxMCPWebSocketTransportOptions = {}) {
@@ -134,6 +148,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     this.#options = options;
     this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
     this.#ssrf = resolveSSRFPolicy(options.ssrfProtection ?? true);
+    this.reconnect = options.reconnect;
   }
 
   protected async openConnection(closing: AbortSignal): Promise<SessionConnection> {
@@ -165,7 +180,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     });
     await this.#opened(socket, closing);
     socket.onmessage = (event) => {
-      const text = this.#text(event.data);
+      const text = this.#text(event.data, channel);
       if (text !== undefined) channel.receiveText(text);
     };
     socket.onerror = () => undefined;
@@ -267,7 +282,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
   }
 
   /** A frame as text, or undefined (reported) when it is too large or not text. */
-  #text(data: unknown): string | undefined {
+  #text(data: unknown, channel: AxMCPMessageChannel): string | undefined {
     let size: number;
     let text: string | undefined;
     if (typeof data === 'string') {
@@ -282,7 +297,13 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
       return undefined;
     }
     if (size > this.#maxBytes) {
-      this.#options.onProtocolError?.(
+      // Only its start is read: enough to tell whose answer it was.
+      const prefix =
+        text !== undefined
+          ? text.slice(0, OVERSIZED_PREFIX_BYTES)
+          : utf8.decode(bytesOf(data as ArrayBuffer | ArrayBufferView, OVERSIZED_PREFIX_BYTES));
+      channel.dropOversized(
+        prefix,
         new AxMCPTransportError(
           'message_too_large',
           `Dropped a WebSocket message over ${this.#maxBytes} bytes (the maxMessageBytes option)`,
@@ -294,18 +315,19 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
       return undefined;
     }
     if (text !== undefined) return text;
-    const bytes =
-      data instanceof ArrayBuffer
-        ? new Uint8Array(data)
-        : new Uint8Array(
-            (data as ArrayBufferView).buffer,
-            (data as ArrayBufferView).byteOffset,
-            (data as ArrayBufferView).byteLength,
-          );
-    return utf8.decode(bytes);
+    return utf8.decode(bytesOf(data as ArrayBuffer | ArrayBufferView));
   }
 
   #error(message: string, code: 'transport_error' | 'closed' = 'transport_error'): AxMCPTransportError {
     return new AxMCPTransportError(code, message, { endpoint: this.endpoint });
   }
+}
+
+/** The bytes of a binary frame (at most `limit` of them), without copying. */
+function bytesOf(data: ArrayBuffer | ArrayBufferView, limit = Number.POSITIVE_INFINITY): Uint8Array {
+  const view =
+    data instanceof ArrayBuffer
+      ? new Uint8Array(data)
+      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return view.byteLength > limit ? view.subarray(0, limit) : view;
 }
