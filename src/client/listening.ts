@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../backoff/backoff.js';
 import { delay, linkAbort } from '../protocol/abort.js';
 import { AxMCPHTTPStatusError, AxMCPSessionExpiredError } from '../protocol/errors.js';
 import type { AxMCPMessageContext, AxMCPStreamMessage, AxMCPTransport } from '../transport/types.js';
@@ -122,8 +123,8 @@ export function listenStandalone(
         if (opened) deps.lifecycle('disconnected', error);
         failures++;
       }
-      const backoff = Math.min(ceiling, base * 2 ** Math.max(0, failures - 1));
-      const wait = serverRetry ?? Math.round(backoff / 2 + (Math.random() * backoff) / 2);
+      const wait =
+        serverRetry ?? backoffDelayMs(Math.max(1, failures), { baseMs: base, maxMs: ceiling, jitter: 0.5 });
       await delay(wait, signal).catch(() => {});
     }
   };
