@@ -12,7 +12,6 @@ import {
   assertMCPOptions,
   RPC,
 } from '../protocol/errors.js';
-import { isObject } from '../protocol/json.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import {
   type AxMCPCallToolResult,
@@ -54,8 +53,8 @@ import {
 } from './events.js';
 import { type AxMCPCallOptions, InFlightRequests, type SendRequest } from './in-flight.js';
 import { LegacyWire } from './legacy-wire.js';
-import { type ListenFilter, ListenStream } from './listen-stream.js';
-import { type AxMCPListening, type AxMCPListenOptions, listenStandalone } from './listening.js';
+import type { ListenFilter } from './listen-stream.js';
+import type { AxMCPListening, AxMCPListenOptions } from './listening.js';
 import { ModernWire } from './modern-wire.js';
 import { sanitizeNamespace } from './namespace.js';
 import { type AxMCPClientOptions, CLIENT_OPTIONS } from './options.js';
@@ -80,8 +79,7 @@ import {
   verifySkillFile,
 } from './skills.js';
 import { SubscriptionOwners } from './subscription-owners.js';
-import { LegacyTasks } from './tasks/legacy-tasks.js';
-import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
+import type { AxMCPTaskWaitOptions, DraftTasks } from './tasks/protocol.js';
 import {
   type AxMCPTask,
   type AxMCPTaskStatus,
@@ -89,9 +87,9 @@ import {
   parseTask,
   TaskWakers,
 } from './tasks/task.js';
-import { TASKS_EXTENSION, ToolHeaderIndex } from './tool-headers.js';
+import { TASKS_EXTENSION } from './tool-headers.js';
 import { completeURLElicitations, ElicitationCompletions } from './url-elicitation.js';
-import type { ServerIdentity, Wire } from './wire.js';
+import type { NotificationStream, ServerIdentity, Wire } from './wire.js';
 
 /** The library's own identity, sent as `clientInfo` unless the caller gives one. */
 export const AX_MCP_CLIENT_INFO: AxMCPImplementation = { name: 'ax-mcp', version: '0.1.0' };
@@ -140,15 +138,6 @@ const LIST_CHANGED: Record<string, AxMCPListKind[]> = {
   'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
 };
 
-/** The shared notification stream behind every `startListening` handle. */
-interface SharedStream {
-  ready: Promise<void>;
-  done: Promise<void>;
-  close(): void;
-  /** The 2026-07-28 listen stream, whose filter follows ownership. */
-  listen?: ListenStream;
-}
-
 /** Which task statuses a {@link AxMCPClient.subscribeTaskStatus} listener receives. */
 export interface AxMCPTaskStatusFilter {
   /** One task or several (these are also added to the 2026-07-28 listen filter). */
@@ -195,13 +184,12 @@ export class AxMCPClient {
   /** Server requests being answered; created with the first (an idle client holds none). */
   #serverRequests: Map<JSONRPCId, AbortController> | undefined;
   /** The one notification stream this client keeps (GET stream or listen stream), and who holds it. */
-  #stream: SharedStream | undefined;
+  #stream: NotificationStream | undefined;
   #streamHolds = 0;
   #keepStreamForServerRequests = false;
   #sessionLostWhileReleasing = false;
   /** Resource URIs subscribed on the wire (in the 2026-07-28 era: in the listen filter). */
   readonly #wiredUris = new Set<string>();
-  readonly #toolHeaders: ToolHeaderIndex;
   readonly #taskWakers = new TaskWakers();
   /** Task-augmented server requests this client runs (2025-11-25); created with the first. */
   #serverTasks: ServerTasks | undefined;
@@ -238,12 +226,10 @@ export class AxMCPClient {
       this.#wire?.cancel(id, reason),
     );
     this.#taskWakers.onChange = () => {
-      if (this.#tasksNegotiated()) this.#stream?.listen?.update().catch((error) => this.#report(error));
+      if (this.#tasksNegotiated()) this.#stream?.update().catch((error) => this.#report(error));
     };
-    this.#toolHeaders = new ToolHeaderIndex(options.onWarning ?? ((message) => console.warn(message)));
     this.#catalog = new Catalog({
-      filterTools: (tools, revision) =>
-        this.#wire?.era === 'modern' ? this.#toolHeaders.admit(tools, revision, this.namespace) : tools,
+      filterTools: (tools, revision) => (this.#wire ? this.#wire.admitTools(tools, revision) : tools),
       maxPages: options.maxPaginationPages ?? 1000,
       fetchPage: (method, cursor) =>
         this.#send({ method, ...(cursor === undefined ? {} : { params: { cursor } }), idempotent: true }),
@@ -281,14 +267,7 @@ export class AxMCPClient {
    */
   async discover(options: { signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
     await this.init(options.signal);
-    const wire = this.#wire;
-    if (!(wire instanceof ModernWire)) {
-      throw new AxMCPUnsupportedError(
-        'server/discover exists only in the 2026-07-28 era; this endpoint is legacy',
-        this.#where(),
-      );
-    }
-    return structuredClone(await wire.discover(options.signal));
+    return structuredClone(await this.#onWire((wire) => wire.discover(options.signal)));
   }
 
   /** The negotiated protocol version, once connected. */
@@ -460,7 +439,7 @@ export class AxMCPClient {
     args: Record<string, unknown> = {},
     options: AxMCPCallOptions & { ttlMs?: number } = {},
   ): Promise<AxMCPTask> {
-    this.#legacyTasks(await this.#wireReady(options.signal));
+    this.#draftTasks(await this.#wireReady(options.signal));
     const outcome = await this.#callToolOnce(name, args, options, {
       task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs },
     });
@@ -478,7 +457,7 @@ export class AxMCPClient {
    * @deprecated Legacy-only; the 2026-07-28 Tasks extension has no task list.
    */
   async listTasks(cursor?: string, options: { signal?: AbortSignal } = {}) {
-    return this.#legacyTasks(await this.#wireReady(options.signal)).list(cursor, options.signal);
+    return this.#draftTasks(await this.#wireReady(options.signal)).list(cursor, options.signal);
   }
 
   /**
@@ -486,7 +465,7 @@ export class AxMCPClient {
    * @deprecated Legacy-only; on 2026-07-28 use {@link waitForTask}.
    */
   async getTaskResult(taskId: string, options: { signal?: AbortSignal } = {}): Promise<AxMCPCallToolResult> {
-    return this.#legacyTasks(await this.#wireReady(options.signal)).result(taskId, options.signal);
+    return this.#draftTasks(await this.#wireReady(options.signal)).result(taskId, options.signal);
   }
 
   /** Gets a prompt with its arguments. */
@@ -525,7 +504,7 @@ export class AxMCPClient {
     );
     const ttl = result.ttlMs;
     // Reads that needed input rounds are never cached (the answer depended on that input).
-    const cacheable = this.#options.readCache === true && this.#wire?.era === 'modern' && !askedForInput;
+    const cacheable = this.#options.readCache === true && this.#wire?.cachesReads === true && !askedForInput;
     if (cacheable && typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0) {
       (this.#readCache ??= new Map()).set(uri, {
         result: structuredClone(result),
@@ -610,7 +589,7 @@ export class AxMCPClient {
     if (this.#sessionLostWhileReleasing) {
       // The release itself needed no session; the other owners' subscriptions do: restore them now.
       this.#sessionLostWhileReleasing = false;
-      await this.#legacyWire()?.recover();
+      await this.#wire?.recover();
     }
   }
 
@@ -753,13 +732,18 @@ export class AxMCPClient {
     };
   }
 
-  #ensureStream(options: AxMCPListenOptions = {}): SharedStream {
+  #ensureStream(options: AxMCPListenOptions = {}): NotificationStream {
     if (!this.#stream) {
       const { signal: _ignored, ...shared } = options;
-      this.#stream =
-        this.#wire instanceof ModernWire
-          ? this.#openListenStream(this.#wire, shared)
-          : this.#openStandalone(shared);
+      this.#stream = (this.#wire as Wire).openNotifications(
+        {
+          connect: (signal) => this.init(signal),
+          dispatch: (message, context) => this.#onMessage(message, context),
+          lifecycle: (state, error, resumed) => this.#lifecycle(state, error, resumed),
+          filter: () => this.#listenFilter(),
+        },
+        shared,
+      );
     }
     return this.#stream;
   }
@@ -778,35 +762,7 @@ export class AxMCPClient {
     this.#stream = undefined;
   }
 
-  #openStandalone(options: AxMCPListenOptions): SharedStream {
-    const listening = listenStandalone(
-      {
-        transport: this.transport,
-        connect: (signal) => this.init(signal),
-        recover: async () => {
-          await this.#legacyWire()?.recover();
-        },
-        dispatch: (message, context) => this.#onMessage(message, context),
-        lifecycle: (state, error, resumed) => this.#lifecycle(state, error, resumed),
-      },
-      options,
-    );
-    return { ready: listening.ready, done: listening.done, close: () => listening.close() };
-  }
-
-  #openListenStream(wire: ModernWire, options: AxMCPListenOptions): SharedStream {
-    const stream = new ListenStream(
-      {
-        send: (request) => wire.request(request),
-        filter: () => this.#listenFilter(),
-        lifecycle: (state, error, resumed) => this.#lifecycle(state, error, resumed),
-      },
-      options,
-    );
-    return { ready: stream.ready, done: stream.done, close: () => stream.close(), listen: stream };
-  }
-
-  /** The modern listen filter: list changes the server offers, owned URIs, awaited tasks. */
+  /** What the notification stream should carry: list changes the server offers, owned URIs, awaited tasks. */
   #listenFilter(): ListenFilter {
     const capabilities = this.#identity?.capabilities ?? {};
     const filter: ListenFilter = {};
@@ -820,8 +776,10 @@ export class AxMCPClient {
   }
 
   #tasksNegotiated(): boolean {
-    const extensions = this.#identity?.capabilities.extensions;
-    return this.#options.tasksExtension !== false && isObject(extensions) && TASKS_EXTENSION in extensions;
+    const capabilities = this.#identity?.capabilities ?? {};
+    return (
+      this.#wire?.tasks.extensionNegotiated(capabilities, this.#options.tasksExtension !== false) === true
+    );
   }
 
   #lifecycle(state: AxMCPLifecycleState, error?: unknown, resumed?: boolean): void {
@@ -968,7 +926,7 @@ export class AxMCPClient {
           fulfil: (method, params, context) => fulfilServerRequest(options, method, params, context),
           namespace: this.namespace,
           maxInputRounds: options.maxInputRounds ?? 5,
-          paramHeaders: (tool, args) => this.#toolHeaders.valuesFor(tool, args),
+          onWarning: options.onWarning ?? ((message) => console.warn(message)),
           onHeaderMismatch: () => this.#catalog.refresh('tools'),
           ...(cachedDiscover ? { cachedDiscover } : {}),
           taskDeps: this.#taskDeps(),
@@ -976,9 +934,9 @@ export class AxMCPClient {
     });
     this.#wire = wire;
     this.#adopt(identity);
-    if (wire.era === 'legacy') {
-      await this.#applyLogLevel();
-      // Legacy servers may send their requests (sampling, elicitation, roots) on the standalone
+    await this.#applyLogLevel();
+    if (wire.serverRequestsOnStream) {
+      // Such servers may send their requests (sampling, elicitation, roots) on the notification
       // stream alone: keep it open whenever a handler could answer them.
       if (options.sampling || options.elicitation || options.roots) {
         this.#keepStreamForServerRequests = true;
@@ -1063,7 +1021,7 @@ export class AxMCPClient {
     const grace =
       params.task !== undefined
         ? TASK_CREATION_GRACE_MS
-        : wire instanceof ModernWire && this.#tasksNegotiated()
+        : this.#tasksNegotiated()
           ? POSSIBLE_TASK_GRACE_MS
           : undefined;
     const result =
@@ -1174,71 +1132,50 @@ export class AxMCPClient {
     return this.#wire as Wire;
   }
 
-  #legacyTasks(wire: Wire): LegacyTasks {
-    if (!(wire.tasks instanceof LegacyTasks)) {
+  #draftTasks(wire: Wire): DraftTasks {
+    const draft = wire.tasks.draft;
+    if (!draft) {
       throw new AxMCPUnsupportedError(
         'This task method exists only in the 2025-11-25 draft; the endpoint is 2026-07-28',
         this.#where(),
       );
     }
-    return wire.tasks;
+    return draft;
   }
 
   /**
-   * An ownership transition reaches the server: the 2025-11-25 era subscribes by
-   * request, the 2026-07-28 era by reopening the listen stream with the URI in its filter.
+   * An ownership transition reaches the server in the era's way (a `resources/subscribe`, or
+   * the URI in the notification stream's filter); the stream then carries its updates.
    */
   async #putOnWire(uri: string, restoring: boolean): Promise<void> {
-    if (!(this.#wire instanceof ModernWire)) {
-      await this.#send({
-        method: 'resources/subscribe',
-        params: { uri },
-        idempotent: true,
-        noRecovery: restoring,
-      });
-      this.#wiredUris.add(uri);
-      if (!this.#closing) this.#ensureStream();
-      return;
-    }
+    await this.#onWire((wire) => wire.subscribe(uri, restoring));
     this.#wiredUris.add(uri);
+    if (this.#closing) return;
     try {
-      const honoured = await (this.#ensureStream().listen as ListenStream).update();
-      if (!honouredURIs(honoured).has(uri)) {
+      const honoured = await this.#ensureStream().update();
+      if (honoured && !honouredURIs(honoured).has(uri)) {
         throw new AxMCPUnsupportedError(`The server did not accept a subscription to ${uri}`, this.#where());
       }
     } catch (error) {
       this.#wiredUris.delete(uri);
-      this.#stream?.listen?.update().catch(() => {});
+      this.#stream?.update().catch(() => {});
       this.#stopStreamIfUnused();
       throw error;
     }
   }
 
   async #takeOffWire(uri: string): Promise<void> {
-    if (!(this.#wire instanceof ModernWire)) {
-      try {
-        // No recovery from here: a lost session holds no subscriptions, which is what was asked.
-        await this.#send({
-          method: 'resources/unsubscribe',
-          params: { uri },
-          idempotent: true,
-          noRecovery: true,
-        });
-      } catch (error) {
-        if (!(error instanceof AxMCPSessionExpiredError)) throw error;
-        this.#sessionLostWhileReleasing = true;
-      }
-      this.#wiredUris.delete(uri);
-    } else {
-      this.#wiredUris.delete(uri);
-      // When closing, the stream's end is the unsubscription.
-      if (!this.#closing) await this.#stream?.listen?.update();
+    try {
+      await this.#onWire((wire) => wire.unsubscribe(uri));
+    } catch (error) {
+      // A lost session holds no subscriptions, which is what was asked.
+      if (!(error instanceof AxMCPSessionExpiredError)) throw error;
+      this.#sessionLostWhileReleasing = true;
     }
+    this.#wiredUris.delete(uri);
+    // When closing, the stream's end is the unsubscription.
+    if (!this.#closing) await this.#stream?.update();
     this.#stopStreamIfUnused();
-  }
-
-  #legacyWire(): LegacyWire | undefined {
-    return this.#wire instanceof LegacyWire ? this.#wire : undefined;
   }
 
   /** Runs `use` on the connected wire, with errors attributed to this client. */
@@ -1266,8 +1203,7 @@ export class AxMCPClient {
     );
     let items = page.items;
     // The same tools the catalog admits: a tool with invalid header annotations cannot be called.
-    if (kind === 'tools' && this.#wire instanceof ModernWire)
-      items = this.#toolHeaders.callable(items as AxMCPTool[]);
+    if (kind === 'tools') items = (this.#wire as Wire).callableTools(items as AxMCPTool[]);
     return page.nextCursor === undefined ? { [kind]: items } : { [kind]: items, nextCursor: page.nextCursor };
   }
 
@@ -1276,7 +1212,7 @@ export class AxMCPClient {
       throw new AxMCPUnsupportedError('The server does not offer tools', this.#where());
     }
     if (!this.#catalog.isLoaded('tools')) await this.#catalog.load(['tools']);
-    const dropped = this.#toolHeaders.droppedReason(name);
+    const dropped = this.#wire?.droppedToolReason(name);
     if (dropped !== undefined) {
       throw new AxMCPError(
         'invalid_argument',
@@ -1323,8 +1259,8 @@ export class AxMCPClient {
   }
 
   #notified(message: JSONRPCNotification, context: AxMCPMessageContext): void {
-    const listen = this.#stream?.listen;
-    if (listen && !listen.accept(message)) return;
+    const stream = this.#stream;
+    if (stream && !stream.accept(message)) return;
     const { method, params } = message;
     const kinds = LIST_CHANGED[method];
     if (kinds) {

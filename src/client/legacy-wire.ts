@@ -7,14 +7,16 @@ import {
   type AxMCPClientCapabilities,
   type AxMCPImplementation,
   type AxMCPLoggingLevel,
+  type AxMCPTool,
   parseInitializeResult,
 } from '../protocol/messages.js';
 import { LEGACY_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } from '../protocol/versions.js';
 import type { AxMCPTransport } from '../transport/types.js';
 import type { InFlightRequests, SendRequest } from './in-flight.js';
+import { type AxMCPListenOptions, listenStandalone } from './listening.js';
 import { LegacyTasks } from './tasks/legacy-tasks.js';
 import type { TaskDeps } from './tasks/protocol.js';
-import type { ServerIdentity, Wire } from './wire.js';
+import type { NotificationHost, NotificationStream, ServerIdentity, Wire } from './wire.js';
 
 export interface LegacyWireOptions {
   transport: AxMCPTransport;
@@ -145,6 +147,72 @@ export class LegacyWire implements Wire {
     await this.#options.transport.notify(
       params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method },
     );
+  }
+
+  readonly cachesReads = false;
+  readonly serverRequestsOnStream = true;
+
+  async discover(): Promise<Record<string, unknown>> {
+    throw new AxMCPUnsupportedError(
+      'server/discover exists only in the 2026-07-28 era; this endpoint is legacy',
+      {
+        endpoint: this.#options.transport.endpoint,
+      },
+    );
+  }
+
+  async subscribe(uri: string, restoring: boolean): Promise<void> {
+    await this.request({
+      method: 'resources/subscribe',
+      params: { uri },
+      idempotent: true,
+      noRecovery: restoring,
+    });
+  }
+
+  async unsubscribe(uri: string): Promise<void> {
+    await this.request({
+      method: 'resources/unsubscribe',
+      params: { uri },
+      idempotent: true,
+      noRecovery: true,
+    });
+  }
+
+  /** The standalone GET stream, resumed with `Last-Event-ID`, reopened after a lost session. */
+  openNotifications(host: NotificationHost, options: AxMCPListenOptions): NotificationStream {
+    const listening = listenStandalone(
+      {
+        transport: this.#options.transport,
+        connect: (signal) => host.connect(signal),
+        recover: async () => {
+          await this.recover();
+        },
+        dispatch: (message, context) => host.dispatch(message, context),
+        lifecycle: (state, error, resumed) => host.lifecycle(state, error, resumed),
+      },
+      options,
+    );
+    return {
+      ready: listening.ready,
+      done: listening.done,
+      close: () => listening.close(),
+      // Subscriptions are requests in this era: the stream has no filter to change.
+      update: () => Promise.resolve(undefined),
+      accept: () => true,
+    };
+  }
+
+  admitTools(tools: AxMCPTool[]): AxMCPTool[] {
+    return tools;
+  }
+
+  callableTools(tools: AxMCPTool[]): AxMCPTool[] {
+    return tools;
+  }
+
+  droppedToolReason(): string | undefined {
+    return undefined;
   }
 
   notifyRootsChanged(): Promise<void> {

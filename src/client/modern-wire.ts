@@ -7,15 +7,19 @@ import type {
   AxMCPImplementation,
   AxMCPLoggingLevel,
   AxMCPServerCapabilities,
+  AxMCPTool,
 } from '../protocol/messages.js';
 import { META } from '../protocol/meta.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../protocol/versions.js';
 import type { AxMCPTransport } from '../transport/types.js';
 import type { InFlightRequests, SendRequest } from './in-flight.js';
 import { answerInputRequests, type InputFulfiller } from './input-requests.js';
+import { ListenStream } from './listen-stream.js';
+import type { AxMCPListenOptions } from './listening.js';
 import { ModernTasks } from './tasks/modern-tasks.js';
 import type { TaskDeps } from './tasks/protocol.js';
-import type { ServerIdentity, Wire } from './wire.js';
+import { ToolHeaderIndex } from './tool-headers.js';
+import type { NotificationHost, NotificationStream, ServerIdentity, Wire } from './wire.js';
 
 /** Safe reads that go again as a new request when their response stream breaks. */
 const REISSUABLE = new Set([
@@ -46,8 +50,8 @@ export interface ModernWireOptions {
   fulfil: InputFulfiller;
   namespace: string;
   maxInputRounds: number;
-  /** `Mcp-Param-*` headers of a tool call, from the tool's `x-mcp-header` annotations. */
-  paramHeaders: (tool: string, args: unknown) => Record<string, string> | undefined;
+  /** Warnings about what the server sent (a tool dropped for invalid header annotations). */
+  onWarning: (message: string) => void;
   /** The server rejected our headers (`-32020`): refresh the tool list. */
   onHeaderMismatch: () => Promise<void>;
   /** A cached discovery to start from instead of asking the server. */
@@ -99,9 +103,14 @@ export class ModernWire implements Wire {
   #version: string = MODERN_PROTOCOL_VERSIONS[0] as string;
   #discover: Record<string, unknown> | undefined;
   #logLevel: AxMCPLoggingLevel | undefined;
+  /** The `x-mcp-header` annotations of the current catalog's tools. */
+  readonly #toolHeaders: ToolHeaderIndex;
+  readonly cachesReads = true;
+  readonly serverRequestsOnStream = false;
 
   constructor(options: ModernWireOptions) {
     this.#options = options;
+    this.#toolHeaders = new ToolHeaderIndex(options.onWarning);
     this.#logLevel = options.logLevel;
     this.#discover = options.cachedDiscover;
     this.tasks = new ModernTasks({ ...options.taskDeps, send: (request) => this.request(request) });
@@ -135,6 +144,45 @@ export class ModernWire implements Wire {
       capabilities: parsed.capabilities,
       instructions: parsed.instructions,
     };
+  }
+
+  /** Stateless: there is no session to lose. */
+  async recover(): Promise<void> {}
+
+  /** Nothing to send: the listen stream's filter carries owned URIs. */
+  async subscribe(): Promise<void> {}
+
+  async unsubscribe(): Promise<void> {}
+
+  /** The `subscriptions/listen` stream, whose filter follows `host.filter()`. */
+  openNotifications(host: NotificationHost, options: AxMCPListenOptions): NotificationStream {
+    const stream = new ListenStream(
+      {
+        send: (request) => this.request(request),
+        filter: () => host.filter(),
+        lifecycle: (state, error, resumed) => host.lifecycle(state, error, resumed),
+      },
+      options,
+    );
+    return {
+      ready: stream.ready,
+      done: stream.done,
+      close: () => stream.close(),
+      update: () => stream.update(),
+      accept: (message) => stream.accept(message),
+    };
+  }
+
+  admitTools(tools: AxMCPTool[], revision: number): AxMCPTool[] {
+    return this.#toolHeaders.admit(tools, revision, this.#options.namespace);
+  }
+
+  callableTools(tools: AxMCPTool[]): AxMCPTool[] {
+    return this.#toolHeaders.callable(tools);
+  }
+
+  droppedToolReason(name: string): string | undefined {
+    return this.#toolHeaders.droppedReason(name);
   }
 
   /** Nothing to send: 2026-07-28 removed the notification; each request that needs roots asks for them. */
@@ -282,7 +330,7 @@ export class ModernWire implements Wire {
     params._meta = meta;
     const headers: Record<string, string> = { ...modernHeaders(request.method, params, this.#version) };
     if (request.method === 'tools/call' && typeof params.name === 'string') {
-      Object.assign(headers, this.#options.paramHeaders(params.name, params.arguments));
+      Object.assign(headers, this.#toolHeaders.valuesFor(params.name, params.arguments));
     }
     if (request.headers) Object.assign(headers, request.headers);
     return this.#options.requests.send({ ...request, params, headers });

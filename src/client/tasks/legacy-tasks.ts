@@ -6,7 +6,7 @@ import {
   type AxMCPTool,
   parseCallToolResult,
 } from '../../protocol/messages.js';
-import type { AxMCPTaskWaitOptions, TaskDeps, TaskProtocol } from './protocol.js';
+import type { AxMCPTaskWaitOptions, DraftTasks, TaskDeps, TaskProtocol } from './protocol.js';
 import { type AxMCPTask, type AxMCPToolCallOutcome, parseTask } from './task.js';
 
 /**
@@ -19,6 +19,15 @@ export class LegacyTasks implements TaskProtocol {
 
   constructor(deps: TaskDeps) {
     this.#deps = deps;
+  }
+
+  /** The draft's own methods are this object's. */
+  get draft(): DraftTasks {
+    return this;
+  }
+
+  extensionNegotiated(): boolean {
+    return false;
   }
 
   augmentToolCall(

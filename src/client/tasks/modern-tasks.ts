@@ -1,5 +1,11 @@
 import { AxMCPError, AxMCPProtocolError } from '../../protocol/errors.js';
-import { type AxMCPCallToolResult, parseCallToolResult } from '../../protocol/messages.js';
+import { isObject } from '../../protocol/json.js';
+import {
+  type AxMCPCallToolResult,
+  type AxMCPServerCapabilities,
+  parseCallToolResult,
+} from '../../protocol/messages.js';
+import { TASKS_EXTENSION } from '../../protocol/meta.js';
 import { answerInputRequests } from '../input-requests.js';
 import type { AxMCPTaskWaitOptions, TaskDeps, TaskProtocol } from './protocol.js';
 import { type AxMCPTask, type AxMCPToolCallOutcome, isTerminal, parseTask } from './task.js';
@@ -12,8 +18,15 @@ import { type AxMCPTask, type AxMCPToolCallOutcome, isTerminal, parseTask } from
 export class ModernTasks implements TaskProtocol {
   readonly #deps: TaskDeps;
 
+  readonly draft = undefined;
+
   constructor(deps: TaskDeps) {
     this.#deps = deps;
+  }
+
+  extensionNegotiated(server: AxMCPServerCapabilities, declared: boolean): boolean {
+    const extensions = server.extensions;
+    return declared && isObject(extensions) && TASKS_EXTENSION in extensions;
   }
 
   augmentToolCall(): void {

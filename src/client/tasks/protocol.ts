@@ -19,8 +19,21 @@ export interface TaskDeps {
   namespace: string;
 }
 
+/** The deprecated 2025-11-25 task draft's own methods. */
+export interface DraftTasks {
+  list(cursor?: string, signal?: AbortSignal): Promise<{ tasks: AxMCPTask[]; nextCursor?: string }>;
+  result(taskId: string, signal?: AbortSignal): Promise<AxMCPCallToolResult>;
+}
+
 /** One era's way of creating, observing and finishing tasks. */
 export interface TaskProtocol {
+  /** The 2025-11-25 draft's `tasks/list` and `tasks/result`; `undefined` in an era without them. */
+  readonly draft: DraftTasks | undefined;
+  /**
+   * Whether the server may turn any tool call into a task and announce task statuses on the
+   * notification stream (the 2026-07-28 Tasks extension, declared by both sides).
+   */
+  extensionNegotiated(server: AxMCPServerCapabilities, declared: boolean): boolean;
   /** Adds what the era needs to a `tools/call` of this tool (2025-11-25: the `task` parameter). */
   augmentToolCall(
     params: Record<string, unknown>,
