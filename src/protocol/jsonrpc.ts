@@ -48,14 +48,6 @@ export type JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse;
 /** Any message that crosses the wire. */
 export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
 
-export function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
-  return 'method' in message && 'id' in message;
-}
-
-export function isNotification(message: JSONRPCMessage): message is JSONRPCNotification {
-  return 'method' in message && !('id' in message);
-}
-
 export function isResponse(message: JSONRPCMessage): message is JSONRPCResponse {
   return !('method' in message);
 }

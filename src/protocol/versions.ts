@@ -18,10 +18,3 @@ export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 /** Which protocol generation an endpoint speaks. */
 export type AxMCPEra = 'legacy' | 'modern';
 
-export function isModernVersion(version: string): boolean {
-  return MODERN_PROTOCOL_VERSIONS.includes(version);
-}
-
-export function isLegacyVersion(version: string): boolean {
-  return LEGACY_PROTOCOL_VERSIONS.includes(version);
-}
