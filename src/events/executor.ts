@@ -120,6 +120,30 @@ export class Executor {
       });
   }
 
+  /** A transition that ends this attempt: its status when the store took it, `null` when fenced out. */
+  #settle(d: AxEventDelivery) {
+    const tx = this.#tx(d);
+    return async (patch: Tx & { status: AxEventRunStatus }): Promise<AxEventRunStatus | null> =>
+      (await tx(patch)) ? patch.status : null;
+  }
+
+  /** A failed attempt of a retryable delivery: retried after the backoff, or dead-lettered at its last attempt. */
+  async #retryOrGiveUp(
+    d: AxEventDelivery,
+    error: unknown,
+    maxAttempts: number,
+    giveUp: AxEventDeadLetterReason,
+  ): Promise<AxEventRunStatus | null> {
+    if (d.attempt >= maxAttempts) return this.#deadLetter(d, giveUp, error);
+    const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
+    return this.#settle(d)({ status: 'failed', dueAt, error: toEventErrorInfo(error) });
+  }
+
+  /** The worker is closing: the delivery goes back to the queue, this attempt not counted. */
+  #handBack(d: AxEventDelivery): Promise<AxEventRunStatus | null> {
+    return this.#settle(d)({ status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() });
+  }
+
   async #deadLetter(
     d: AxEventDelivery,
     reason: AxEventDeadLetterReason,
@@ -139,7 +163,7 @@ export class Executor {
     const event = claim.event;
     const route = this.deps.routes.get(d.routeId);
     const tx = this.#tx(d);
-    if (d.cancelRequested) return (await tx({ status: 'cancelled' })) ? 'cancelled' : null;
+    if (d.cancelRequested) return this.#settle(d)({ status: 'cancelled' });
     if (!event)
       return this.#deadLetter(d, 'non_retryable', new AxEventError('not_found', 'The event is gone'));
     if (!route) {
@@ -191,7 +215,7 @@ export class Executor {
       } catch (error) {
         return this.#failure(d, error, lease, true, this.deps.retry.maxAttempts);
       }
-      return (await tx({ status: 'succeeded', error: null })) ? 'succeeded' : null;
+      return this.#settle(d)({ status: 'succeeded', error: null });
     }
     return this.#invoke(claim, event, route, base, lease);
   }
@@ -326,12 +350,12 @@ export class Executor {
       return this.#deadLetter(d, 'outcome_unknown', error);
     }
     const status: AxEventRunStatus = registered > 0 ? 'waiting_event' : 'succeeded';
-    const patch: Tx = { status, output, error: null };
+    const patch: Tx & { status: AxEventRunStatus } = { status, output, error: null };
     if (target.sinks?.length) {
       patch.sinks = target.sinks.map((s) => ({ id: `dlv_${crypto.randomUUID()}`, sinkId: s.id }));
     }
     if (continuation) patch.consumeContinuationId = continuation.id;
-    return (await tx(patch)) ? status : null;
+    return this.#settle(d)(patch);
   }
 
   async #mapInput(
@@ -394,16 +418,11 @@ export class Executor {
     idempotent: boolean,
     maxAttempts: number,
   ): Promise<AxEventRunStatus | null> {
-    const tx = this.#tx(d);
     const aborted = abortCode(lease.controller.signal);
     if (aborted === 'lease_lost') return null;
     if (aborted === 'aborted')
-      return (await tx({ status: 'cancelled', error: toEventErrorInfo(error) })) ? 'cancelled' : null;
-    if (aborted === 'closed' && idempotent) {
-      return (await tx({ status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() }))
-        ? 'queued'
-        : null;
-    }
+      return this.#settle(d)({ status: 'cancelled', error: toEventErrorInfo(error) });
+    if (aborted === 'closed' && idempotent) return this.#handBack(d);
     if (!idempotent || (error instanceof AxEventError && error.code === 'outcome_unknown')) {
       const wrapped =
         error instanceof AxEventOutcomeUnknownError
@@ -417,9 +436,7 @@ export class Executor {
       return this.#deadLetter(d, 'outcome_unknown', wrapped);
     }
     if (error instanceof AxEventInputError) return this.#deadLetter(d, 'non_retryable', error);
-    if (d.attempt >= maxAttempts) return this.#deadLetter(d, 'max_attempts', error);
-    const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
-    return (await tx({ status: 'failed', dueAt, error: toEventErrorInfo(error) })) ? 'failed' : null;
+    return this.#retryOrGiveUp(d, error, maxAttempts, 'max_attempts');
   }
 
   async #sink(claim: AxEventClaim, lease: LeaseKeeper): Promise<AxEventRunStatus | null> {
@@ -447,16 +464,9 @@ export class Executor {
     } catch (error) {
       const aborted = abortCode(lease.controller.signal);
       if (aborted === 'lease_lost') return null;
-      const max = target?.maxAttempts ?? this.deps.retry.maxAttempts;
-      if (aborted === 'closed') {
-        return (await tx({ status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() }))
-          ? 'queued'
-          : null;
-      }
-      if (d.attempt >= max) return this.#deadLetter(d, 'sink_failed', error);
-      const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
-      return (await tx({ status: 'failed', dueAt, error: toEventErrorInfo(error) })) ? 'failed' : null;
+      if (aborted === 'closed') return this.#handBack(d);
+      return this.#retryOrGiveUp(d, error, target?.maxAttempts ?? this.deps.retry.maxAttempts, 'sink_failed');
     }
-    return (await tx({ status: 'succeeded', error: null })) ? 'succeeded' : null;
+    return this.#settle(d)({ status: 'succeeded', error: null });
   }
 }
