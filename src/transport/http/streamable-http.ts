@@ -494,13 +494,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     request: JSONRPCRequest,
     session: string | undefined,
   ): Promise<JSONRPCResponse> {
-    const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
-      () => '',
-    );
-    const answer = parseErrorAnswer(text);
-    if (session !== undefined && sessionLost(response.status, answer)) {
-      throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
-    }
+    const { text, answer, lost } = await this.#errorBody(response, session);
+    if (lost) throw lost;
     if (answer && 'error' in answer && (answer.id === request.id || answer.id === null)) {
       return { jsonrpc: '2.0', id: request.id, error: answer.error };
     }
@@ -524,13 +519,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
         await response.body?.cancel().catch(() => {});
         return;
       }
-      const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
-        () => '',
-      );
-      if (session !== undefined && sessionLost(response.status, parseErrorAnswer(text))) {
-        throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
-      }
-      throw this.#statusErrorFrom(response, text, 'a message');
+      const { text, lost } = await this.#errorBody(response, session);
+      throw lost ?? this.#statusErrorFrom(response, text, 'a message');
     } catch (error) {
       throw this.#rethrow(error, link.signal);
     } finally {
@@ -671,13 +661,24 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 
   async #statusError(response: Response, what: string, session: string | undefined): Promise<AxMCPError> {
+    const { text, lost } = await this.#errorBody(response, session);
+    return lost ?? this.#statusErrorFrom(response, text, what);
+  }
+
+  /**
+   * The start of an error response's body, the JSON-RPC answer in it if any, and whether it
+   * says the session `session` was lost (every error path reads it the same way).
+   */
+  async #errorBody(response: Response, session: string | undefined) {
     const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
       () => '',
     );
-    if (session !== undefined && sessionLost(response.status, parseErrorAnswer(text))) {
-      return new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
-    }
-    return this.#statusErrorFrom(response, text, what);
+    const answer = parseErrorAnswer(text);
+    const lost =
+      session !== undefined && sessionLost(response.status, answer)
+        ? new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session })
+        : undefined;
+    return { text, answer, lost };
   }
 
   #statusErrorFrom(response: Response, text: string, what: string): AxMCPHTTPStatusError {
