@@ -3,14 +3,12 @@ import { delay, linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
   AxMCPError,
-  AxMCPProtocolError,
   AxMCPSessionExpiredError,
   AxMCPTimeoutError,
   AxMCPTransportError,
   AxMCPUnsupportedError,
   type AxMCPURLElicitationRequiredError,
   assertMCPOptions,
-  RPC,
 } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import {
@@ -51,7 +49,7 @@ import {
   type AxMCPLifecycleState,
   ClientEvents,
 } from './events.js';
-import { type AxMCPCallOptions, InFlightRequests, type SendRequest } from './in-flight.js';
+import { type AxMCPCallOptions, callOptions, InFlightRequests, type SendRequest } from './in-flight.js';
 import { LegacyWire } from './legacy-wire.js';
 import type { ListenFilter } from './listen-stream.js';
 import type { AxMCPListening, AxMCPListenOptions } from './listening.js';
@@ -66,17 +64,12 @@ import {
   fulfilServerRequest,
 } from './server-requests.js';
 import { ServerTasks } from './server-tasks.js';
+import { SkillReader } from './skill-reader.js';
 import {
   type AxMCPLoadedSkill,
   type AxMCPSkill,
   AxMCPSkillVerificationError,
-  contentBytes,
-  frontmatterDifference,
-  listedFile,
-  parseSkill,
   SKILLS_EXTENSION,
-  skillFrontmatter,
-  verifySkillFile,
 } from './skills.js';
 import { SubscriptionOwners } from './subscription-owners.js';
 import type { AxMCPTaskWaitOptions, DraftTasks } from './tasks/protocol.js';
@@ -193,6 +186,8 @@ export class AxMCPClient {
   readonly #taskWakers = new TaskWakers();
   /** Task-augmented server requests this client runs (2025-11-25); created with the first. */
   #serverTasks: ServerTasks | undefined;
+  /** The Skills extension's reads, verified against their listing. */
+  readonly #skills: SkillReader;
   /** `notifications/elicitation/complete` seen, for requests waiting to be retried. */
   readonly #elicitationCompletions = new ElicitationCompletions();
   /** What each list looked like when its last change was announced. */
@@ -237,6 +232,11 @@ export class AxMCPClient {
     this.#owners = new SubscriptionOwners({
       subscribe: (uri, restoring) => this.#putOnWire(uri, restoring === true),
       unsubscribe: (uri) => this.#takeOffWire(uri),
+    });
+    this.#skills = new SkillReader({
+      init: (signal) => this.init(signal),
+      send: (request) => this.#send(request),
+      readResource: (uri, callOptions) => this.readResource(uri, callOptions),
     });
     if (options.onTaskStatus) this.subscribeTaskStatus(options.onTaskStatus);
     transport.setHandlers({
@@ -609,44 +609,16 @@ export class AxMCPClient {
   }
 
   /** One page of the server's skills (`skills/list`, the Skills extension). Lists only: no file is read. */
-  async listSkills(
+  listSkills(
     cursor?: string,
     options: AxMCPCallOptions = {},
   ): Promise<{ skills: AxMCPSkill[]; nextCursor?: string }> {
-    await this.init(options.signal);
-    const params = cursor === undefined ? {} : { cursor };
-    const result = await this.#send({
-      method: 'skills/list',
-      params,
-      idempotent: true,
-      ...callOptions(options),
-    });
-    if (!Array.isArray(result.skills)) {
-      throw new AxMCPProtocolError(
-        RPC.invalidParams,
-        'Server sent an invalid skills/list result',
-        undefined,
-        {
-          code: 'invalid_message',
-        },
-      );
-    }
-    const skills = result.skills.map(parseSkill);
-    return typeof result.nextCursor === 'string' && result.nextCursor !== ''
-      ? { skills, nextCursor: result.nextCursor }
-      : { skills };
+    return this.#skills.list(cursor, options);
   }
 
   /** One skill's entry (`skills/get`). */
-  async getSkill(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPSkill> {
-    await this.init(options.signal);
-    const result = await this.#send({
-      method: 'skills/get',
-      params: { uri },
-      idempotent: true,
-      ...callOptions(options),
-    });
-    return parseSkill(result.skill);
+  getSkill(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPSkill> {
+    return this.#skills.get(uri, options);
   }
 
   /**
@@ -654,38 +626,17 @@ export class AxMCPClient {
    * the listing before anything is used. A mismatch throws
    * {@link AxMCPSkillVerificationError} and no other file is read.
    */
-  async loadSkill(skill: AxMCPSkill, options: AxMCPCallOptions = {}): Promise<AxMCPLoadedSkill> {
-    const contents = await this.#readSkillContents(skill, skill.uri, options);
-    if (!('text' in contents) || typeof contents.text !== 'string') {
-      throw new AxMCPSkillVerificationError(skill.uri, 'SKILL.md is not text');
-    }
-    const frontmatter = skillFrontmatter(contents.text);
-    if (!frontmatter) throw new AxMCPSkillVerificationError(skill.uri, 'SKILL.md has no YAML frontmatter');
-    const difference = frontmatterDifference(frontmatter, skill.frontmatter);
-    if (difference) throw new AxMCPSkillVerificationError(skill.uri, difference);
-    return { skill, text: contents.text, frontmatter };
+  loadSkill(skill: AxMCPSkill, options: AxMCPCallOptions = {}): Promise<AxMCPLoadedSkill> {
+    return this.#skills.load(skill, options);
   }
 
   /** Reads one file of a loaded skill, verified against its listing when the server listed it. */
-  async readSkillFile(
+  readSkillFile(
     loaded: AxMCPLoadedSkill,
     uri: string,
     options: AxMCPCallOptions = {},
   ): Promise<AxMCPResourceContents> {
-    return this.#readSkillContents(loaded.skill, uri, options);
-  }
-
-  async #readSkillContents(
-    skill: AxMCPSkill,
-    uri: string,
-    options: AxMCPCallOptions,
-  ): Promise<AxMCPResourceContents> {
-    const read = await this.readResource(uri, options);
-    const contents = read.contents.find((entry) => entry.uri === uri) ?? read.contents[0];
-    if (!contents) throw new AxMCPSkillVerificationError(uri, 'the read returned no contents');
-    const file = listedFile(skill, uri);
-    if (file) await verifySkillFile(file, contentBytes(contents));
-    return contents;
+    return this.#skills.readFile(loaded, uri, options);
   }
 
   /**
@@ -1429,14 +1380,6 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
-}
-
-function callOptions(options: AxMCPCallOptions): Partial<SendRequest> {
-  const out: Partial<SendRequest> = {};
-  if (options.signal) out.signal = options.signal;
-  if (options.timeoutMs !== undefined) out.timeoutMs = options.timeoutMs;
-  if (options.onProgress) out.onProgress = options.onProgress;
-  return out;
 }
 
 export type { AxMCPClientEvent };

@@ -35,6 +35,15 @@ export interface SendRequest extends AxMCPCallOptions {
   onInputRound?: () => void;
 }
 
+/** The per-call options of a client method, as a request carries them. */
+export function callOptions(options: AxMCPCallOptions): Partial<SendRequest> {
+  const out: Partial<SendRequest> = {};
+  if (options.signal) out.signal = options.signal;
+  if (options.timeoutMs !== undefined) out.timeoutMs = options.timeoutMs;
+  if (options.onProgress) out.onProgress = options.onProgress;
+  return out;
+}
+
 interface Tracked {
   resetTimer(): void;
   onProgress: ((progress: AxMCPProgress) => void) | undefined;
