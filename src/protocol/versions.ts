@@ -17,4 +17,3 @@ export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 
 /** Which protocol generation an endpoint speaks. */
 export type AxMCPEra = 'legacy' | 'modern';
-
