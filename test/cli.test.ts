@@ -1,11 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo.js';
 import { eventually } from './helpers/clients.js';
+import { startLegacyV1Server } from './servers/legacy-v1.js';
 
 // The CLI is tested as users run it: the built bin in a child process (npm test builds first).
 const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
@@ -203,6 +207,111 @@ export const routes = [
       attributed.kill('SIGINT');
       await new Promise((resolve) => attributed.once('close', resolve));
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--version, per-command --help, typos with the nearest name, each with its first line and exit code', async () => {
+    const version = await run(['--version']);
+    expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
+    for (const name of ['inspect', 'call', 'watch', 'record', 'worker', 'demo']) {
+      const help = await run([name, '--help']);
+      expect(help.code, name).toBe(0);
+      expect(help.stdout.split('\n')[0], name).toMatch(new RegExp(`^ax-mcp ${name}\\b`));
+    }
+    const flag = await run(['inspect', url, '--jsno']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr.split('\n')[0]).toBe('ax-mcp: inspect: unknown flag --jsno (did you mean --json?)');
+    const command = await run(['inspct', url]);
+    expect(command.code).toBe(2);
+    expect(command.stderr.split('\n')[0]).toBe('ax-mcp: unknown command "inspct" (did you mean inspect?)');
+  });
+
+  it('call takes the arguments positionally and refuses what it does not understand', async () => {
+    const stock = await run(['call', url, 'get_stock', '{"sku":"widget-a"}', '--allow-localhost']);
+    expect(stock.code).toBe(0);
+    expect(JSON.parse(stock.stdout).structuredContent).toMatchObject({ sku: 'widget-a' });
+    const extra = await run(['call', url, 'get_stock', '{"sku":"widget-a"}', 'surplus', '--allow-localhost']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr.split('\n')[0]).toBe(
+      'ax-mcp: call takes one JSON object of arguments; not understood: surplus',
+    );
+    const both = await run(['call', url, 'get_stock', '{}', '--args', '{}', '--allow-localhost']);
+    expect(both.code).toBe(2);
+  });
+
+  it('errors name the network cause and say when the peer is not MCP; --timeout bounds a silent server', async () => {
+    const silent = createServer(() => {}).listen(0, '127.0.0.1');
+    const html = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE html><html><body>Not here</body></html>');
+    }).listen(0, '127.0.0.1');
+    await Promise.all([once(silent, 'listening'), once(html, 'listening')]);
+    const closed = createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    try {
+      const refused = await run(['inspect', `http://127.0.0.1:${closedPort}/mcp`, '--allow-localhost']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('(ECONNREFUSED): is the server running?');
+      const page = await run([
+        'inspect',
+        `http://127.0.0.1:${(html.address() as AddressInfo).port}/`,
+        '--allow-localhost',
+      ]);
+      expect(page.code).toBe(1);
+      expect(page.stderr).toContain('not as MCP: is this an MCP endpoint?');
+      const started = Date.now();
+      const waited = await run([
+        'inspect',
+        `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`,
+        '--allow-localhost',
+        '--era',
+        'legacy',
+        '--timeout',
+        '300',
+      ]);
+      expect(waited.code).toBe(1);
+      expect(waited.stderr).toMatch(/timed out after 300 ms/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+      await new Promise((resolve) => html.close(resolve));
+    }
+  });
+
+  it('a reader that stops early is not an error (EPIPE)', async () => {
+    const child = spawn(process.execPath, [BIN, 'inspect', url, '--allow-localhost', '--json'], {
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(0);
+    expect(stderr).not.toContain('EPIPE');
+  });
+
+  it('stdio servers as an argument vector after --, and 2024-11-05 servers with --sse', async () => {
+    const stdio = await run([
+      'inspect',
+      '--json',
+      '--',
+      process.execPath,
+      resolve(import.meta.dirname, 'servers/stdio-v2-server.mjs'),
+    ]);
+    expect(stdio.code).toBe(0);
+    expect(JSON.parse(stdio.stdout).tools.length).toBeGreaterThan(0);
+    const sseServer = await startLegacyV1Server({ transport: 'sse' });
+    try {
+      const sse = await run(['inspect', sseServer.url, '--sse', '--allow-localhost', '--json']);
+      expect(sse.code).toBe(0);
+      expect(JSON.parse(sse.stdout).era).toBe('legacy');
+    } finally {
+      await sseServer.close();
     }
   });
 

@@ -1,8 +1,12 @@
 import {
   AxMCPClient,
   type AxMCPClientOptions,
-  AxMCPStreamableHTTPTransport,
+  AxMCPHTTPSSETransport,
+  type AxMCPTransport,
+  type AxMCPWebSocketConstructor,
+  AxMCPWebSocketTransport,
   axMCPBearerAuthentication,
+  axMCPHTTPTransport,
 } from '../index.js';
 import { AxMCPStdioTransport } from '../node.js';
 
@@ -13,6 +17,9 @@ export interface ConnectFlags {
   bearer?: string;
   'allow-localhost'?: boolean;
   namespace?: string;
+  sse?: boolean;
+  'legacy-sse-fallback'?: boolean;
+  timeout?: string;
 }
 
 export const CONNECT_OPTIONS = {
@@ -21,31 +28,77 @@ export const CONNECT_OPTIONS = {
   bearer: { type: 'string' },
   'allow-localhost': { type: 'boolean' },
   namespace: { type: 'string' },
+  sse: { type: 'boolean' },
+  'legacy-sse-fallback': { type: 'boolean' },
+  timeout: { type: 'string' },
 } as const;
 
+/** The help lines of the flags above. */
+export const CONNECT_HELP = `<endpoint> is an http(s) or ws(s) URL, stdio:<command>, or -- <command> [args...] (an
+argument vector: spaces inside an argument stay).
+Common flags:
+  --era auto|legacy|modern   pin the protocol era (default auto)
+  --header "Name: value"     extra HTTP header (repeatable)
+  --bearer TOKEN             bearer token
+  --allow-localhost          allow plain HTTP and loopback addresses (127.0.0.1, localhost)
+  --sse                      the 2024-11-05 HTTP+SSE transport (servers that speak nothing newer)
+  --legacy-sse-fallback      try Streamable HTTP, fall back to HTTP+SSE when both eras are refused
+  --timeout MS               give up on a request after MS milliseconds (default 60000)
+  --namespace NAME           the client's namespace (default cli)`;
+
+/** A mistake in how the command was called; printed without a stack, with the command's usage. */
+export class UsageError extends Error {}
+
 /**
- * Builds a client for an endpoint: an `http(s)://` URL, or `stdio:<command> [args…]`.
- * Loopback HTTP is refused unless `--allow-localhost` says otherwise.
+ * Builds a client for an endpoint: an `http(s)://` or `ws(s)://` URL, `stdio:<command> [args…]`
+ * (split on spaces), or an argument vector (`command` given after `--`). SSRF protection stays
+ * on unless `--allow-localhost` says otherwise.
  */
-export function connect(
-  endpoint: string,
+export async function connect(
+  endpoint: string | readonly string[],
   flags: ConnectFlags,
   extra: Partial<AxMCPClientOptions> = {},
-): AxMCPClient {
+): Promise<AxMCPClient> {
   const era = flags.era ?? 'auto';
   if (era !== 'auto' && era !== 'legacy' && era !== 'modern')
-    throw new UsageError(`--era must be auto, legacy or modern`);
+    throw new UsageError(`--era must be auto, legacy or modern, not "${era}"`);
   const options: AxMCPClientOptions = { namespace: flags.namespace ?? 'cli', era, ...extra };
+  if (flags.timeout !== undefined) {
+    const ms = Number(flags.timeout);
+    if (!(Number.isFinite(ms) && ms >= 0))
+      throw new UsageError(`--timeout must be milliseconds ≥ 0, not "${flags.timeout}"`);
+    options.timeoutMs = ms;
+  }
+  return new AxMCPClient(await transportFor(endpoint, flags), options);
+}
+
+/** The transport of an endpoint, as `connect` and `record` reach it. */
+export async function transportFor(
+  endpoint: string | readonly string[],
+  flags: ConnectFlags,
+): Promise<AxMCPTransport> {
+  if (typeof endpoint !== 'string') {
+    const [command, ...args] = endpoint;
+    if (!command) throw new UsageError('-- needs a command, for example -- npx -y my-server');
+    return new AxMCPStdioTransport({ command, args });
+  }
   if (endpoint.startsWith('stdio:')) {
     const [command, ...args] = endpoint.slice('stdio:'.length).trim().split(/\s+/);
     if (!command) throw new UsageError('stdio: needs a command, for example stdio:npx -y my-server');
-    return new AxMCPClient(new AxMCPStdioTransport({ command, args }), options);
+    return new AxMCPStdioTransport({ command, args });
   }
   let url: URL;
   try {
     url = new URL(endpoint);
   } catch {
-    throw new UsageError(`"${endpoint}" is not a URL (or stdio:<command>)`);
+    throw new UsageError(`"${endpoint}" is not a URL (or stdio:<command>, or -- <command> [args...])`);
+  }
+  const ssrfProtection = flags['allow-localhost'] ? { allowHTTP: true, allowLoopback: true } : true;
+  if (url.protocol === 'ws:' || url.protocol === 'wss:') {
+    return new AxMCPWebSocketTransport(url, { ssrfProtection, WebSocket: await webSocketConstructor() });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`"${url.protocol}" endpoints are not supported: use http(s), ws(s) or stdio`);
   }
   const headers: Record<string, string> = {};
   for (const header of flags.header ?? []) {
@@ -53,14 +106,24 @@ export function connect(
     if (colon <= 0) throw new UsageError(`--header needs "Name: value", got "${header}"`);
     headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
   }
-  const allowLocal = flags['allow-localhost'] === true;
-  const transport = new AxMCPStreamableHTTPTransport(url, {
-    headers,
-    ...(flags.bearer ? { authentication: axMCPBearerAuthentication(flags.bearer) } : {}),
-    ssrfProtection: allowLocal ? { allowHTTP: true, allowLoopback: true } : true,
-  });
-  return new AxMCPClient(transport, options);
+  const authentication = flags.bearer ? axMCPBearerAuthentication(flags.bearer) : undefined;
+  const http = { headers, ssrfProtection, ...(authentication ? { authentication } : {}) };
+  if (flags.sse) return new AxMCPHTTPSSETransport(url, http);
+  return axMCPHTTPTransport(url, { ...http, legacySSEFallback: flags['legacy-sse-fallback'] === true });
 }
 
-/** A mistake in how the command was called; printed without a stack. */
-export class UsageError extends Error {}
+/** The global `WebSocket` (Node ≥ 22), else the `ws` package if it is installed. */
+async function webSocketConstructor(): Promise<AxMCPWebSocketConstructor> {
+  const global = (globalThis as { WebSocket?: AxMCPWebSocketConstructor }).WebSocket;
+  if (global) return global;
+  try {
+    const name = 'ws';
+    const module = (await import(name)) as { WebSocket?: AxMCPWebSocketConstructor };
+    if (module.WebSocket) return module.WebSocket;
+  } catch {
+    // Reported below.
+  }
+  throw new UsageError(
+    'This Node has no WebSocket: install the `ws` package (npm install ws) or use Node 22+',
+  );
+}

@@ -23,7 +23,41 @@ export function cliHint(error: unknown): string | undefined {
       const flag = typeof path === 'string' ? FLAG_FOR_OPTION[path.split(/[.[]/)[0] ?? ''] : undefined;
       return flag === undefined ? undefined : `check ${flag}`;
     }
+    case 'transport_error':
+    case 'timeout': {
+      const cause = networkCause(error);
+      if (cause === 'ECONNREFUSED')
+        return `nothing accepts connections at ${error.endpoint ?? 'the endpoint'} (ECONNREFUSED): is the server running?`;
+      if (cause === 'ENOTFOUND' || cause === 'EAI_AGAIN') return `the host name does not resolve (${cause})`;
+      if (cause === 'ECONNRESET') return 'the server closed the connection (ECONNRESET)';
+      if (cause === 'ETIMEDOUT' || error.code === 'timeout')
+        return 'no answer in time: --timeout MS waits longer';
+      if (cause?.startsWith('ERR_TLS') || cause?.includes('CERT'))
+        return `the TLS handshake failed (${cause})`;
+      return cause ? `the network said ${cause}` : undefined;
+    }
+    case 'http_status': {
+      const { status, bodySnippet } = error as { status?: number; bodySnippet?: string };
+      const html = typeof bodySnippet === 'string' && /^\s*<(!doctype|html)/i.test(bodySnippet);
+      if (html || status === 404 || status === 405 || status === 501) {
+        return `the server answered${status ? ` HTTP ${status}` : ''}${html ? ' with an HTML page' : ''}, not as MCP: is this an MCP endpoint? (Streamable HTTP servers often serve /mcp; 2024-11-05 servers /sse, reached with --sse)`;
+      }
+      return undefined;
+    }
     default:
       return undefined;
   }
+}
+
+/** The system error code somewhere down the cause chain (`ECONNREFUSED`, `ENOTFOUND`, …). */
+function networkCause(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current !== undefined && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z_0-9]+$/.test(code)) return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) current = errors[0];
+    else current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

@@ -1,81 +1,72 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
-import { type AxEventTrust, AxMCPError, eventRuntime } from '../index.js';
-import { CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { AX_MCP_CLIENT_INFO, type AxEventTrust, AxMCPError, eventRuntime } from '../index.js';
+import { nearest } from '../options/check.js';
+import { CONNECT_HELP, CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
 import { runDemo } from './demo.js';
 import { cliHint } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, recordCommand } from './record.js';
 import { loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
 import { watch, watchPolicy } from './watch.js';
-import { runWorker } from './worker.js';
+import { runWorker, WORKER_HELP } from './worker.js';
 
-const HELP = `ax-mcp — a live Model Context Protocol client
+type Options = NonNullable<ParseArgsConfig['options']>;
 
-Usage:
-  ax-mcp inspect <endpoint> [--json]          era, server, capabilities and catalog
-  ax-mcp call <endpoint> <tool> [--args JSON]  call a tool, print the raw result
-  ax-mcp watch <endpoint> [--subscribe all|<uri>...] [--select <glob>]
-              [--routes ./my-runtime.js] [--tenant ID] [--trust LEVEL]
-                                               stream events live; with --routes, what each
-                                               route would do with each event, and why not;
-                                               --tenant/--trust attribute the events as your
-                                               source would; Ctrl-C stops
-  ax-mcp demo                                  start the demo server and walk through it
-  ax-mcp worker --store postgres://… --module ./my-runtime.js
-                                               run an event-runtime worker (ax-mcp worker --help)
-${RECORD_HELP}
+/** One command: its usage, its flags, and what it does with the parsed arguments. */
+interface Command {
+  summary: string;
+  usage: string;
+  options?: Options;
+  /** Arguments handed over unparsed (the command parses them itself). */
+  raw?: (argv: string[]) => Promise<number>;
+  run?: (
+    values: Record<string, unknown>,
+    positionals: string[],
+    vector: string[] | undefined,
+  ) => Promise<number>;
+}
 
-<endpoint> is an http(s) URL or stdio:<command> [args...].
-Common flags:
-  --era auto|legacy|modern   pin the protocol era (default auto)
-  --header "Name: value"     extra HTTP header (repeatable)
-  --bearer TOKEN             bearer token
-  --allow-localhost          allow plain HTTP to loopback: the only way to reach 127.0.0.1
-`;
+const out = (text: string) => process.stdout.write(`${text}\n`);
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  const out = (text: string) => process.stdout.write(`${text}\n`);
-  switch (command) {
-    case 'inspect': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: { ...CONNECT_OPTIONS, json: { type: 'boolean' } },
-      });
-      const endpoint = positionals[0];
-      if (!endpoint) throw new UsageError('inspect needs an endpoint');
-      const client = connect(endpoint, values as ConnectFlags);
+const COMMANDS: Record<string, Command> = {
+  inspect: {
+    summary: 'era, server, capabilities and catalog',
+    usage: `ax-mcp inspect <endpoint> [--json]\n\nPrints the server, its era and capabilities, and its catalog (tools, prompts, resources,\nURI templates, never expanded) as tables, or the catalog snapshot as JSON.\n\n${CONNECT_HELP}`,
+    options: { ...CONNECT_OPTIONS, json: { type: 'boolean' } },
+    run: async (values, positionals, vector) => {
+      const endpoint = endpointOf('inspect', positionals, vector, 0);
+      const client = await connect(endpoint, values as ConnectFlags);
       try {
         await inspect(client, values.json === true, out);
       } finally {
         await client.close();
       }
       return 0;
-    }
-    case 'call': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: { ...CONNECT_OPTIONS, args: { type: 'string' } },
-      });
-      const [endpoint, tool] = positionals;
-      if (!endpoint || !tool) throw new UsageError('call needs an endpoint and a tool name');
-      let args: unknown = {};
-      if (values.args !== undefined) {
-        try {
-          args = JSON.parse(values.args);
-        } catch {
-          throw new UsageError('--args is not valid JSON');
-        }
-        if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-          throw new UsageError('--args must be a JSON object');
-        }
-      }
-      const client = connect(endpoint, values as ConnectFlags);
+    },
+  },
+  call: {
+    summary: 'call a tool, print the raw result',
+    usage: `ax-mcp call <endpoint> <tool> ['{"json":"arguments"}'] [--args JSON]\n\nCalls a tool and prints its raw result; a call that becomes a task is followed to its end\n(progress and task status on stderr). Exit 1 when the result says isError.\n\n${CONNECT_HELP}`,
+    options: { ...CONNECT_OPTIONS, args: { type: 'string' } },
+    run: async (values, positionals, vector) => {
+      const offset = vector ? 0 : 1;
+      const endpoint = endpointOf('call', positionals, vector, 0);
+      const tool = positionals[offset];
+      if (!tool) throw new UsageError('call needs a tool name after the endpoint');
+      const given = positionals[offset + 1];
+      if (given !== undefined && values.args !== undefined)
+        throw new UsageError('give the arguments once: as the JSON after the tool name, or --args');
+      const extra = positionals.slice(offset + 2);
+      if (extra.length > 0)
+        throw new UsageError(`call takes one JSON object of arguments; not understood: ${extra.join(' ')}`);
+      const args = jsonObject(
+        given ?? (values.args as string | undefined),
+        given !== undefined ? 'the arguments' : '--args',
+      );
+      const client = await connect(endpoint, values as ConnectFlags);
       try {
-        const result = await client.callTool(tool, args as Record<string, unknown>, {
+        const result = await client.callTool(tool, args, {
           onProgress: (p) => process.stderr.write(`${progressBar(p.progress, p.total)} ${p.message ?? ''}\n`),
           onStatus: (task) =>
             process.stderr.write(
@@ -87,33 +78,43 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await client.close();
       }
-    }
-    case 'watch': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: {
-          ...CONNECT_OPTIONS,
-          subscribe: { type: 'string', multiple: true },
-          select: { type: 'string' },
-          routes: { type: 'string' },
-          tenant: { type: 'string' },
-          trust: { type: 'string' },
-        },
-      });
-      const endpoint = positionals[0];
-      if (!endpoint) throw new UsageError('watch needs an endpoint');
-      const subscribe = [...(values.subscribe ?? []), ...positionals.slice(1)];
+    },
+  },
+  watch: {
+    summary: 'stream events live; Ctrl-C stops',
+    usage: `ax-mcp watch <endpoint> [--subscribe all|<uri>...] [--select <glob>]
+             [--routes ./my-runtime.js] [--tenant ID] [--trust LEVEL]
+
+Streams the server's notifications as events. --subscribe keeps subscriptions (all concrete
+resources, or the URIs given); --select subscribes to the URIs a glob matches (* within a
+segment, ** across). With --routes, each event is followed by what every route of the module
+would do with it, or why not; --tenant and --trust attribute the events as your source would.
+
+${CONNECT_HELP}`,
+    options: {
+      ...CONNECT_OPTIONS,
+      subscribe: { type: 'string', multiple: true },
+      select: { type: 'string' },
+      routes: { type: 'string' },
+      tenant: { type: 'string' },
+      trust: { type: 'string' },
+    },
+    run: async (values, positionals, vector) => {
+      const endpoint = endpointOf('watch', positionals, vector, 0);
+      const subscribe = [
+        ...((values.subscribe as string[] | undefined) ?? []),
+        ...positionals.slice(vector ? 0 : 1),
+      ];
       const trust = values.trust as AxEventTrust | undefined;
       if (trust !== undefined && !['trusted', 'authenticated', 'untrusted'].includes(trust)) {
         throw new UsageError('--trust must be trusted, authenticated or untrusted');
       }
       const attribution = {
-        ...(values.tenant ? { identity: { tenantId: values.tenant } } : {}),
+        ...(values.tenant ? { identity: { tenantId: values.tenant as string } } : {}),
         ...(trust ? { trust } : {}),
       };
       const module = values.routes
-        ? await loadRuntimeModule(values.routes, { workerId: 'watch' })
+        ? await loadRuntimeModule(values.routes as string, { workerId: 'watch' })
         : undefined;
       const routes = module
         ? {
@@ -127,13 +128,13 @@ async function main(argv: string[]): Promise<number> {
             }),
           }
         : undefined;
-      const client = connect(endpoint, values as ConnectFlags);
+      const client = await connect(endpoint, values as ConnectFlags);
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
-        await watch(client, watchPolicy(subscribe, values.select), out, stop.signal, {
+        await watch(client, watchPolicy(subscribe, values.select as string | undefined), out, stop.signal, {
           ...(routes ? { routes } : {}),
           attribution,
         });
@@ -145,22 +146,124 @@ async function main(argv: string[]): Promise<number> {
         await module?.close?.();
       }
       return 0;
-    }
-    case 'record':
-      return recordCommand(rest, out);
-    case 'worker':
-      return runWorker(rest);
-    case 'demo':
-      return runDemo(out);
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      out(HELP);
-      return command === undefined ? 1 : 0;
-    default:
-      throw new UsageError(`Unknown command "${command}"`);
+    },
+  },
+  record: {
+    summary: "record a script's MCP session for replay",
+    usage: `${RECORD_HELP.trim()}\n\n${CONNECT_HELP}`,
+    raw: (argv) => recordCommand(argv, out),
+  },
+  worker: {
+    summary: 'run an event-runtime worker against PostgreSQL',
+    usage: WORKER_HELP.trim(),
+    raw: (argv) => runWorker(argv),
+  },
+  demo: {
+    summary: 'start the demo server and walk through it',
+    usage:
+      'ax-mcp demo\n\nStarts the dual-era demo MCP server on 127.0.0.1 and walks through the client: the catalog,\na tool call, a task, a subscription and an event that wakes a program. No key, no network.',
+    options: {},
+    run: () => runDemo(out),
+  },
+};
+
+function globalHelp(): string {
+  const lines = Object.entries(COMMANDS).map(
+    ([name, command]) => `  ax-mcp ${name.padEnd(9)} ${command.summary}`,
+  );
+  return `ax-mcp ${AX_MCP_CLIENT_INFO.version} — a live Model Context Protocol client
+
+Usage:
+${lines.join('\n')}
+
+  ax-mcp <command> --help    the command's flags
+  ax-mcp --version           the version
+`;
+}
+
+/** The endpoint: the first positional, or the argument vector after `--` (a stdio command). */
+function endpointOf(
+  name: string,
+  positionals: string[],
+  vector: string[] | undefined,
+  index: number,
+): string | string[] {
+  if (vector) return vector;
+  const endpoint = positionals[index];
+  if (!endpoint) throw new UsageError(`${name} needs an endpoint`);
+  return endpoint;
+}
+
+function jsonObject(text: string | undefined, what: string): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${what} is not valid JSON`);
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${what} must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** Node's parse errors in the CLI's words, with the nearest flag for a misspelled one. */
+function parseFlags(name: string, command: Command, argv: string[]) {
+  const split = argv.indexOf('--');
+  const args = split < 0 ? argv : argv.slice(0, split);
+  const vector = split < 0 ? undefined : argv.slice(split + 1);
+  const options = { ...command.options, help: { type: 'boolean', short: 'h' } } as Options;
+  try {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options, strict: true });
+    return { values: values as Record<string, unknown>, positionals, vector };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const flag = /'(-{1,2}[^']+)'/.exec((error as Error).message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
+      const near = nearest(flag.replace(/^-+/, '').split('=')[0] ?? '', Object.keys(options));
+      throw new UsageError(`${name}: unknown flag ${flag}${near ? ` (did you mean --${near}?)` : ''}`);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag)
+      throw new UsageError(`${name}: ${flag} needs a value`);
+    throw new UsageError(`${name}: ${(error as Error).message.split('\n')[0]}`);
+  }
+}
+
+let usageOf = globalHelp;
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    out(globalHelp());
+    return 1;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    out(AX_MCP_CLIENT_INFO.version);
+    return 0;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const topic = rest[0] !== undefined ? COMMANDS[rest[0]] : undefined;
+    out(topic ? topic.usage : globalHelp());
+    return 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) {
+    const near = nearest(name, Object.keys(COMMANDS));
+    throw new UsageError(`unknown command "${name}"${near ? ` (did you mean ${near}?)` : ''}`);
+  }
+  usageOf = () => command.usage;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    // A command's own arguments after `--` (a script's, a server's) are not ours to read.
+    const split = rest.indexOf('--');
+    const asked = rest.slice(0, split < 0 ? undefined : split);
+    if (asked.includes('--help') || asked.includes('-h')) {
+      out(command.usage);
+      return 0;
+    }
+  }
+  if (command.raw) return command.raw(rest);
+  const { values, positionals, vector } = parseFlags(name, command, rest);
+  return (command.run as NonNullable<Command['run']>)(values, positionals, vector);
 }
 
 /** `[#####-----] 50%` when the total is known, the bare count otherwise. */
@@ -171,17 +274,19 @@ function progressBar(progress: number, total: number | undefined): string {
   return `[${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${Math.round(share * 100)}%`;
 }
 
+// A reader that stops early (`ax-mcp inspect … | head`) is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (
-      error instanceof UsageError ||
-      error instanceof RuntimeModuleError ||
-      (error instanceof Error && error.name === 'TypeError' && 'code' in error)
-    ) {
-      process.stderr.write(`ax-mcp: ${error.message}\n\n${HELP}`);
+    if (error instanceof UsageError || error instanceof RuntimeModuleError) {
+      process.stderr.write(`ax-mcp: ${error.message}\n\n${usageOf()}\n`);
       process.exitCode = 2;
     } else if (error instanceof AxMCPError) {
       const hint = cliHint(error);

@@ -15,19 +15,9 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  type AxMCPClient,
-  type AxMCPClientOptions,
-  AxMCPHTTPSSETransport,
-  type AxMCPTransport,
-  type AxMCPWebSocketConstructor,
-  AxMCPWebSocketTransport,
-  axMCPBearerAuthentication,
-  axMCPHTTPTransport,
-} from '../index.js';
-import { AxMCPStdioTransport } from '../node.js';
+import type { AxMCPClient, AxMCPClientOptions } from '../index.js';
 import { recordAxMCPSession } from '../testing.js';
-import { UsageError } from './connect.js';
+import { transportFor, UsageError } from './connect.js';
 
 /** The usage line for `ax-mcp --help`. */
 export const RECORD_HELP = `  ax-mcp record <endpoint> --out FILE [--sse] [--secret VALUE]... -- <script.mjs> [args...]
@@ -72,15 +62,9 @@ export async function recordCommand(argv: string[], out: (text: string) => void)
   const run = await loadScript(script);
   const secrets = [...(values.secret ?? [])];
   if (values.bearer) secrets.push(values.bearer);
-  const headers: Record<string, string> = {};
-  for (const header of values.header ?? []) {
-    const colon = header.indexOf(':');
-    if (colon <= 0) throw new UsageError(`--header needs "Name: value", got "${header}"`);
-    const value = header.slice(colon + 1).trim();
-    headers[header.slice(0, colon).trim()] = value;
-    secrets.push(value);
-  }
-  const transport = await transportFor(endpoint, values, headers);
+  // Header values are credentials as often as not: none of them reaches the recording.
+  for (const header of values.header ?? []) secrets.push(header.slice(header.indexOf(':') + 1).trim());
+  const transport = await transportFor(endpoint, values);
   const client: Partial<AxMCPClientOptions> = { namespace: values.namespace ?? 'recorded', era };
   const { recording } = await recordAxMCPSession({
     transport,
@@ -106,46 +90,4 @@ async function loadScript(path: string): Promise<AxMCPRecordedScript> {
     throw new UsageError(`${path} must export a default function (client, { args }) => result`);
   }
   return module.default as AxMCPRecordedScript;
-}
-
-async function transportFor(
-  endpoint: string,
-  flags: { bearer?: string; sse?: boolean; 'legacy-sse-fallback'?: boolean; 'allow-localhost'?: boolean },
-  headers: Record<string, string>,
-): Promise<AxMCPTransport> {
-  if (endpoint.startsWith('stdio:')) {
-    const [command, ...args] = endpoint.slice('stdio:'.length).trim().split(/\s+/);
-    if (!command) throw new UsageError('stdio: needs a command, for example stdio:npx -y my-server');
-    return new AxMCPStdioTransport({ command, args });
-  }
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw new UsageError(`"${endpoint}" is not a URL (or stdio:<command>)`);
-  }
-  const ssrfProtection = flags['allow-localhost'] ? { allowHTTP: true, allowLoopback: true } : true;
-  if (url.protocol === 'ws:' || url.protocol === 'wss:') {
-    return new AxMCPWebSocketTransport(url, { ssrfProtection, WebSocket: await webSocketConstructor() });
-  }
-  const authentication = flags.bearer ? axMCPBearerAuthentication(flags.bearer) : undefined;
-  const http = { headers, ssrfProtection, ...(authentication ? { authentication } : {}) };
-  if (flags.sse) return new AxMCPHTTPSSETransport(url, http);
-  return axMCPHTTPTransport(url, { ...http, legacySSEFallback: flags['legacy-sse-fallback'] === true });
-}
-
-/** The global `WebSocket` (Node ≥ 22), else the `ws` package if it is installed. */
-async function webSocketConstructor(): Promise<AxMCPWebSocketConstructor> {
-  const global = (globalThis as { WebSocket?: AxMCPWebSocketConstructor }).WebSocket;
-  if (global) return global;
-  try {
-    const name = 'ws';
-    const module = (await import(name)) as { WebSocket?: AxMCPWebSocketConstructor };
-    if (module.WebSocket) return module.WebSocket;
-  } catch {
-    // Reported below.
-  }
-  throw new UsageError(
-    'This Node has no WebSocket: install the `ws` package (npm install ws) or use Node 22+',
-  );
 }
