@@ -315,6 +315,41 @@ export const routes = [
     }
   });
 
+  it('demo --serve runs the standalone demo server until interrupted, for the other commands to use', async () => {
+    const child = spawn(process.execPath, [BIN, 'demo', '--serve', '--port', '0', '--era', 'legacy'], {
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    try {
+      await eventually(
+        () => /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/.test(stdout),
+        15_000,
+        'the served URL',
+      );
+      const served = /listening on (\S+)/.exec(stdout)?.[1] as string;
+      await eventually(() => stdout.includes('Ctrl-C stops the server.'), 5_000, 'the control endpoints');
+      expect(stdout).toMatch(/control: http:\/\/127\.0\.0\.1:\d+\/control\/state/);
+      const inspected = await run(['inspect', served, '--allow-localhost', '--json']);
+      expect(inspected.code).toBe(0);
+      expect(JSON.parse(inspected.stdout)).toMatchObject({
+        era: 'legacy',
+        serverInfo: { name: 'ax-mcp-demo' },
+      });
+    } finally {
+      child.kill('SIGINT');
+    }
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(0);
+    const wrong = await run(['demo', '--port', '3001']);
+    expect([wrong.code, wrong.stderr.split('\n')[0]]).toEqual([
+      2,
+      'ax-mcp: --port, --era and --task-polls go with --serve',
+    ]);
+  });
+
   it('demo walks through the whole flow and exits 0', async () => {
     const demo = await run(['demo'], 60_000);
     expect(demo.code).toBe(0);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { startDemoFromEnv } from '../demo/main.js';
 import { AX_MCP_CLIENT_INFO, type AxEventTrust, AxMCPError, eventRuntime } from '../index.js';
 import { nearest } from '../options/check.js';
 import { CONNECT_HELP, CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
@@ -159,11 +160,30 @@ ${CONNECT_HELP}`,
     raw: (argv) => runWorker(argv),
   },
   demo: {
-    summary: 'start the demo server and walk through it',
-    usage:
-      'ax-mcp demo\n\nStarts the dual-era demo MCP server on 127.0.0.1 and walks through the client: the catalog,\na tool call, a task, a subscription and an event that wakes a program. No key, no network.',
-    options: {},
-    run: () => runDemo(out),
+    summary: 'walk through the client on the demo server, or serve it (--serve)',
+    usage: `ax-mcp demo [--serve [--port N] [--era dual|modern|legacy] [--task-polls N]]
+
+Without --serve: starts the dual-era demo MCP server on 127.0.0.1 and walks through the client
+(the catalog, a tool call, a task, a subscription, an event that wakes a program). No key, no
+network. With --serve: runs the standalone demo server until Ctrl-C and prints its endpoint and
+control endpoints (POST /control/resource?uri=…, /control/task/complete, /control/drop,
+GET /control/state), for the other commands to point at.`,
+    options: {
+      serve: { type: 'boolean' },
+      port: { type: 'string' },
+      era: { type: 'string' },
+      'task-polls': { type: 'string' },
+    },
+    run: async (values, positionals) => {
+      if (positionals.length > 0)
+        throw new UsageError(`demo takes no arguments; not understood: ${positionals.join(' ')}`);
+      if (!values.serve) {
+        if (values.port !== undefined || values.era !== undefined || values['task-polls'] !== undefined)
+          throw new UsageError('--port, --era and --task-polls go with --serve');
+        return runDemo(out);
+      }
+      return serveDemo(values);
+    },
   },
 };
 
@@ -179,6 +199,37 @@ ${lines.join('\n')}
   ax-mcp <command> --help    the command's flags
   ax-mcp --version           the version
 `;
+}
+
+/** `ax-mcp demo --serve`: the standalone demo server until SIGINT/SIGTERM. */
+async function serveDemo(values: Record<string, unknown>): Promise<number> {
+  let server: Awaited<ReturnType<typeof startDemoFromEnv>>;
+  try {
+    server = await startDemoFromEnv(
+      {
+        PORT: (values.port as string | undefined) ?? '3000',
+        ...(values.era ? { ERA: values.era as string } : {}),
+        ...(values['task-polls'] ? { TASK_POLLS: values['task-polls'] as string } : {}),
+      },
+      out,
+    );
+  } catch (error) {
+    if (error instanceof RangeError)
+      throw new UsageError(
+        error.message.replace(
+          /^(PORT|ERA|TASK_POLLS)/,
+          (name) => `--${name.toLowerCase().replace('_', '-')}`,
+        ),
+      );
+    throw error;
+  }
+  out('Ctrl-C stops the server.');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await server.close();
+  return 0;
 }
 
 /** The endpoint: the first positional, or the argument vector after `--` (a stdio command). */
