@@ -30,9 +30,16 @@ import {
 
 /** Options of {@link AxAIOpenAICompatible}. */
 export interface AxAIOpenAICompatibleOptions extends AxAIHTTPSettings {
-  /** Sent as `Authorization: Bearer <apiKey>`; never logged or put into errors. Optional for local servers. */
+  /**
+   * Sent as `Authorization: Bearer <apiKey>`; never logged or put into errors. Default: the
+   * `OPENAI_API_KEY` environment variable where there is one (Node, Deno, Bun). Optional for
+   * local servers; required for the default OpenAI URL.
+   */
   apiKey?: string;
-  /** The API root, for example `https://api.openai.com/v1` (the default). `/chat/completions` is appended. */
+  /**
+   * The API root (`/chat/completions` is appended). Default: the `OPENAI_BASE_URL` environment
+   * variable, else `https://api.openai.com/v1`.
+   */
   baseURL?: string;
   /** The model every request uses unless the request names one. */
   model: string;
@@ -120,6 +127,18 @@ function endSpan(span: Span, response: AxAIChatResponse | undefined, error: unkn
   span.end();
 }
 
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** The process environment where the runtime has one (Node, Deno with permission, Bun); empty elsewhere. */
+function environment(): Record<string, string | undefined> {
+  try {
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+    return env ?? {};
+  } catch {
+    return {};
+  }
+}
+
 /**
  * An OpenAI-compatible chat-completions service: tools, JSON-schema structured outputs,
  * streaming SSE, typed errors ({@link AxAIError}), and retries of 429 and 5xx answers
@@ -127,7 +146,7 @@ function endSpan(span: Span, response: AxAIChatResponse | undefined, error: unkn
  *
  * @example
  * ```ts
- * const llm = new AxAIOpenAICompatible({ apiKey: process.env.OPENAI_API_KEY, model: 'gpt-4.1-mini' });
+ * const llm = new AxAIOpenAICompatible({ model: 'gpt-4.1-mini' }); // OPENAI_API_KEY, OPENAI_BASE_URL from the environment
  * const local = new AxAIOpenAICompatible({ baseURL: 'http://127.0.0.1:11434/v1', model: 'qwen3' });
  * ```
  */
@@ -144,7 +163,9 @@ export class AxAIOpenAICompatible implements AxAIService {
     assertAIOptions(OPENAI_COMPATIBLE_OPTIONS, options, LABEL, {
       provider: typeof options?.name === 'string' ? options.name : 'openai-compatible',
     });
-    const base = options.baseURL ?? 'https://api.openai.com/v1';
+    const env = environment();
+    const apiKey = options.apiKey ?? env.OPENAI_API_KEY;
+    const base = options.baseURL ?? env.OPENAI_BASE_URL ?? DEFAULT_BASE_URL;
     let url: URL | undefined;
     try {
       url = new URL(base.endsWith('/') ? base : `${base}/`);
@@ -157,6 +178,15 @@ export class AxAIOpenAICompatible implements AxAIService {
         path: 'baseURL',
         expected: 'an http(s) URL',
         received: url ? `a ${url.protocol} URL` : 'a string that is not a URL',
+      };
+      throw new AxAIOptionsError({ issues: [issue], message: `${LABEL}: ${describeIssues([issue])}` });
+    }
+    if (!apiKey && url.hostname === new URL(DEFAULT_BASE_URL).hostname) {
+      // Without a key the provider answers 401 to every request: say so before the first one.
+      const issue = {
+        path: 'apiKey',
+        expected: 'an API key (apiKey, or OPENAI_API_KEY) for api.openai.com',
+        received: 'nothing',
       };
       throw new AxAIOptionsError({ issues: [issue], message: `${LABEL}: ${describeIssues([issue])}` });
     }
@@ -175,7 +205,7 @@ export class AxAIOpenAICompatible implements AxAIService {
     this.#headers = {
       ...options.headers,
       'content-type': 'application/json',
-      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+      ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
     };
     const {
       apiKey: _key,
