@@ -42,6 +42,25 @@ function run(args: string[], timeoutMs = 30_000): Promise<Run> {
   });
 }
 
+/** A CLI process that keeps running (watch, demo --serve): its output so far, and a stop that waits for its exit code. */
+function running(args: string[]) {
+  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let stdout = '';
+  child.stdout?.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  return {
+    output: () => stdout,
+    stop: async (): Promise<number | null> => {
+      const closed = once(child, 'close') as Promise<[number | null]>;
+      child.kill('SIGINT');
+      return (await closed)[0];
+    },
+  };
+}
+
 if (!existsSync(BIN))
   console.warn(`CLI tests skipped: ${BIN} is missing — run \`npm run build\` (npm test does).`);
 
@@ -98,37 +117,39 @@ describe.skipIf(!existsSync(BIN))('the ax-mcp CLI', () => {
   });
 
   it('watch streams updates and survives the server dropping every stream', async () => {
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [BIN, 'watch', url, '--allow-localhost', '--subscribe', 'inventory://warehouse/berlin'],
-      { env: { ...process.env, NO_COLOR: '1' } },
-    );
+    const watching = running([
+      'watch',
+      url,
+      '--allow-localhost',
+      '--subscribe',
+      'inventory://warehouse/berlin',
+    ]);
     let stdout = '';
-    child.stdout?.on('data', (chunk) => {
-      stdout += chunk;
-    });
+    const read = () => {
+      stdout = watching.output();
+      return stdout;
+    };
     try {
-      await eventually(() => stdout.includes('watching'), 15_000, 'the watch banner');
+      await eventually(() => read().includes('watching'), 15_000, 'the watch banner');
       await eventually(() => server.state().listenStreams.length > 0, 10_000, 'a listen stream');
       await server.emitResourceUpdated('inventory://warehouse/berlin');
-      await eventually(() => stdout.includes('mcp.resource.updated'), 10_000, 'the first update');
+      await eventually(() => read().includes('mcp.resource.updated'), 10_000, 'the first update');
       server.dropStreams();
       await eventually(
-        () => /reconnected|connected/.test(stdout.split('mcp.resource.updated')[1] ?? ''),
+        () => /reconnected|connected/.test(read().split('mcp.resource.updated')[1] ?? ''),
         15_000,
         'a reconnect',
       );
       await eventually(() => server.state().listenStreams.length > 0, 10_000, 'the stream back');
-      const before = stdout.split('mcp.resource.updated').length;
+      const before = read().split('mcp.resource.updated').length;
       await server.emitResourceUpdated('inventory://warehouse/berlin');
       await eventually(
-        () => stdout.split('mcp.resource.updated').length > before,
+        () => read().split('mcp.resource.updated').length > before,
         10_000,
         'an update after the drop',
       );
     } finally {
-      child.kill('SIGINT');
-      await new Promise((resolve) => child.once('close', resolve));
+      await watching.stop();
     }
   });
 
@@ -145,67 +166,40 @@ export const routes = [
 ];
 `,
     );
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [
-        BIN,
-        'watch',
-        url,
-        '--allow-localhost',
-        '--subscribe',
-        'inventory://warehouse/berlin',
-        '--routes',
-        module,
-      ],
-      { env: { ...process.env, NO_COLOR: '1' } },
-    );
-    let stdout = '';
-    child.stdout?.on('data', (chunk) => {
-      stdout += chunk;
-    });
+    const watchArgs = [
+      'watch',
+      url,
+      '--allow-localhost',
+      '--subscribe',
+      'inventory://warehouse/berlin',
+      '--routes',
+      module,
+    ];
+    const anonymous = running(watchArgs);
     try {
-      await eventually(() => stdout.includes('watching'), 15_000, 'the watch banner');
+      await eventually(() => anonymous.output().includes('watching'), 15_000, 'the watch banner');
       await eventually(() => server.state().listenStreams.length > 0, 10_000, 'a listen stream');
       await server.emitResourceUpdated('inventory://warehouse/berlin');
-      await eventually(() => stdout.includes('· wake-on-stock: identity'), 10_000, 'the explanation');
+      await eventually(
+        () => anonymous.output().includes('· wake-on-stock: identity'),
+        10_000,
+        'the explanation',
+      );
       // Anonymous: the authenticated wake route says why not; the catalog route is not for this type.
-      expect(stdout).toMatch(/· wake-on-stock: identity — .*anonymous/);
-      expect(stdout).toMatch(/· log-catalog: type — /);
+      expect(anonymous.output()).toMatch(/· wake-on-stock: identity — .*anonymous/);
+      expect(anonymous.output()).toMatch(/· log-catalog: type — /);
     } finally {
-      child.kill('SIGINT');
-      await new Promise((resolve) => child.once('close', resolve));
+      await anonymous.stop();
     }
-    const attributed: ChildProcess = spawn(
-      process.execPath,
-      [
-        BIN,
-        'watch',
-        url,
-        '--allow-localhost',
-        '--subscribe',
-        'inventory://warehouse/berlin',
-        '--routes',
-        module,
-        '--tenant',
-        'acme',
-        '--trust',
-        'authenticated',
-      ],
-      { env: { ...process.env, NO_COLOR: '1' } },
-    );
-    let seen = '';
-    attributed.stdout?.on('data', (chunk) => {
-      seen += chunk;
-    });
+    const attributed = running([...watchArgs, '--tenant', 'acme', '--trust', 'authenticated']);
     try {
-      await eventually(() => seen.includes('watching'), 15_000, 'the watch banner');
+      await eventually(() => attributed.output().includes('watching'), 15_000, 'the watch banner');
       await eventually(() => server.state().listenStreams.length > 0, 10_000, 'a listen stream');
       await server.emitResourceUpdated('inventory://warehouse/berlin');
-      await eventually(() => seen.includes('✓ wake-on-stock'), 10_000, 'the matching route');
-      expect(seen).toContain('✓ wake-on-stock: would wake stock-agent');
+      await eventually(() => attributed.output().includes('✓ wake-on-stock'), 10_000, 'the matching route');
+      expect(attributed.output()).toContain('✓ wake-on-stock: would wake stock-agent');
     } finally {
-      attributed.kill('SIGINT');
-      await new Promise((resolve) => attributed.once('close', resolve));
+      await attributed.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -316,22 +310,21 @@ export const routes = [
   });
 
   it('demo --serve runs the standalone demo server until interrupted, for the other commands to use', async () => {
-    const child = spawn(process.execPath, [BIN, 'demo', '--serve', '--port', '0', '--era', 'legacy'], {
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
+    const serving = running(['demo', '--serve', '--port', '0', '--era', 'legacy']);
+    let code: number | null = null;
     try {
       await eventually(
-        () => /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/.test(stdout),
+        () => /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/.test(serving.output()),
         15_000,
         'the served URL',
       );
-      const served = /listening on (\S+)/.exec(stdout)?.[1] as string;
-      await eventually(() => stdout.includes('Ctrl-C stops the server.'), 5_000, 'the control endpoints');
-      expect(stdout).toMatch(/control: http:\/\/127\.0\.0\.1:\d+\/control\/state/);
+      await eventually(
+        () => serving.output().includes('Ctrl-C stops the server.'),
+        5_000,
+        'the control endpoints',
+      );
+      expect(serving.output()).toMatch(/control: http:\/\/127\.0\.0\.1:\d+\/control\/state/);
+      const served = /listening on (\S+)/.exec(serving.output())?.[1] as string;
       const inspected = await run(['inspect', served, '--allow-localhost', '--json']);
       expect(inspected.code).toBe(0);
       expect(JSON.parse(inspected.stdout)).toMatchObject({
@@ -339,9 +332,8 @@ export const routes = [
         serverInfo: { name: 'ax-mcp-demo' },
       });
     } finally {
-      child.kill('SIGINT');
+      code = await serving.stop();
     }
-    const [code] = (await once(child, 'close')) as [number | null];
     expect(code).toBe(0);
     const wrong = await run(['demo', '--port', '3001']);
     expect([wrong.code, wrong.stderr.split('\n')[0]]).toEqual([
