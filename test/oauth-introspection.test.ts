@@ -1,30 +1,15 @@
-/**
- * Token introspection (RFC 7662) against `oidc-provider` configured to require client
- * authentication for it: a typed answer (scopes, audience, expiry, authorization details),
- * cached no longer than the token lives nor than the cap, and the refusals a client gets
- * from a server without introspection or one that does not answer public clients.
- */
-import { errors } from 'oidc-provider';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type AxMCPAuthorizationDetail,
-  AxMCPClient,
-  type AxMCPOAuthOptions,
-  AxMCPStreamableHTTPTransport,
-  axMCPOAuth,
-} from '../src/index.js';
+import { type AxMCPAuthorizationDetail, type AxMCPOAuthOptions, axMCPOAuth } from '../src/index.js';
 import {
   type AuthorizationServerOptions,
   headlessBrowser,
+  oauthTestRig,
   REDIRECT_URI,
-  startAuthorizationServer,
-  startProtectedServer,
+  rarFeature,
 } from './servers/oidc.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-});
+const rig = oauthTestRig();
+afterEach(rig.cleanup);
 
 const DETAILS: AxMCPAuthorizationDetail[] = [{ type: 'mcp_tools', actions: ['read'] }];
 
@@ -42,29 +27,7 @@ function introspectionServer(accessTokenTTL = 3600): AuthorizationServerOptions 
           token: { clientId?: string },
         ) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
       },
-      richAuthorizationRequests: {
-        enabled: true,
-        types: {
-          mcp_tools: {
-            validate(_ctx: unknown, detail: { actions?: unknown }) {
-              if (!Array.isArray(detail.actions))
-                throw new errors.InvalidAuthorizationDetails('actions are required');
-            },
-          },
-        },
-        authorizationDetailsForGrantSource: (ctx: { oidc: { grant?: { rar?: unknown[] } } }) =>
-          ctx.oidc.grant?.rar,
-        authorizationDetailsForAccessToken: (
-          ctx: { oidc: { params: { authorization_details?: string } } },
-          _token: unknown,
-          source: { rar?: unknown[] } | undefined,
-        ) =>
-          source?.rar ??
-          (ctx.oidc.params.authorization_details
-            ? JSON.parse(ctx.oidc.params.authorization_details)
-            : undefined),
-        authorizationDetailsForIntrospection: (_ctx: unknown, token: { rar?: unknown[] }) => token.rar,
-      },
+      ...rarFeature(),
     } as never,
     discovery: { introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'] },
     clients: [
@@ -81,10 +44,7 @@ function introspectionServer(accessTokenTTL = 3600): AuthorizationServerOptions 
 }
 
 async function setup(options: AuthorizationServerOptions) {
-  const as = await startAuthorizationServer(options);
-  cleanups.push(() => as.close());
-  const mcp = await startProtectedServer(as, ['a']);
-  cleanups.push(() => mcp.close());
+  const { as, mcp } = await rig.servers(options);
   const introspections = () => as.requests.filter((line) => line === 'main POST /token/introspection').length;
   return { as, mcp, introspections };
 }
@@ -92,11 +52,7 @@ async function setup(options: AuthorizationServerOptions) {
 /** A client of endpoint `a` with its own strategy, returned with it. */
 function connect(url: string, options: AxMCPOAuthOptions) {
   const oauth = axMCPOAuth({ ssrfProtection: { allowLoopback: true }, ...options });
-  const client = new AxMCPClient(
-    new AxMCPStreamableHTTPTransport(url, { ssrfProtection: { allowLoopback: true }, authentication: oauth }),
-    { namespace: 'introspection', era: 'legacy', onWarning: () => {} },
-  );
-  cleanups.push(() => client.close());
+  const client = rig.client(url, { authentication: oauth }, { namespace: 'introspection' });
   return { oauth, client };
 }
 

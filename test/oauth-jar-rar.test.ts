@@ -1,51 +1,25 @@
-/**
- * Signed request objects (RFC 9101) and rich authorization requests (RFC 9396) against
- * `oidc-provider` configured to require them, with the refusals a client configured without
- * them gets. The peers are those of `oauth.test.ts` (`servers/oidc.ts`).
- */
-import { errors } from 'oidc-provider';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AxMCPAuthorizationDetail,
-  AxMCPClient,
   AxMCPMemoryTokenStore,
   type AxMCPOAuthOptions,
-  AxMCPStreamableHTTPTransport,
   axMCPOAuth,
 } from '../src/index.js';
 import {
   type AuthorizationServerOptions,
   headlessBrowser,
+  oauthTestRig,
   REDIRECT_URI,
-  startAuthorizationServer,
-  startProtectedServer,
+  rarFeature,
+  resultText,
 } from './servers/oidc.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-});
+const rig = oauthTestRig();
+afterEach(rig.cleanup);
 
-async function setup(options: AuthorizationServerOptions) {
-  const as = await startAuthorizationServer(options);
-  cleanups.push(() => as.close());
-  const mcp = await startProtectedServer(as, ['a']);
-  cleanups.push(() => mcp.close());
-  return { as, mcp };
-}
-
-function client(url: string, oauth: AxMCPOAuthOptions) {
-  const created = new AxMCPClient(
-    new AxMCPStreamableHTTPTransport(url, { ssrfProtection: { allowLoopback: true }, oauth }),
-    { namespace: 'oauth-test', era: 'legacy', onWarning: () => {} },
-  );
-  cleanups.push(() => created.close());
-  return created;
-}
-
-function textOf(result: { content?: unknown[] }): string {
-  return (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('');
-}
+const setup = (options: AuthorizationServerOptions) => rig.servers(options);
+const client = (url: string, oauth: AxMCPOAuthOptions) => rig.client(url, { oauth });
+const textOf = resultText;
 
 function decodeJWT(jwt: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const [header, payload] = jwt.split('.');
@@ -171,35 +145,6 @@ describe('signed request objects (RFC 9101) against oidc-provider', () => {
   });
 });
 
-/** RFC 9396 in oidc-provider: one type, `mcp_tools`, that must name actions; the policy grants what was asked. */
-function rarFeature() {
-  return {
-    richAuthorizationRequests: {
-      enabled: true,
-      types: {
-        mcp_tools: {
-          validate(_ctx: unknown, detail: { actions?: unknown }) {
-            if (!Array.isArray(detail.actions))
-              throw new errors.InvalidAuthorizationDetails('actions are required');
-          },
-        },
-      },
-      authorizationDetailsForGrantSource: (ctx: { oidc: { grant?: { rar?: unknown[] } } }) =>
-        ctx.oidc.grant?.rar,
-      authorizationDetailsForAccessToken: (
-        ctx: { oidc: { params: { authorization_details?: string } } },
-        _token: unknown,
-        source: { rar?: unknown[] } | undefined,
-      ) =>
-        source?.rar ??
-        (ctx.oidc.params.authorization_details
-          ? JSON.parse(ctx.oidc.params.authorization_details)
-          : undefined),
-      authorizationDetailsForIntrospection: (_ctx: unknown, token: { rar?: unknown[] }) => token.rar,
-    },
-  } as unknown as AuthorizationServerOptions['features'];
-}
-
 describe('rich authorization requests (RFC 9396) against oidc-provider', () => {
   it('asks for authorization_details on the authorization request (and the pushed one) and exposes what was granted', async () => {
     for (const requirePAR of [false, true]) {
@@ -220,14 +165,7 @@ describe('rich authorization requests (RFC 9396) against oidc-provider', () => {
         tokenStore: store,
         ssrfProtection: { allowLoopback: true },
       });
-      const mcpClient = new AxMCPClient(
-        new AxMCPStreamableHTTPTransport(mcp.url('a'), {
-          ssrfProtection: { allowLoopback: true },
-          authentication: oauth,
-        }),
-        { namespace: 'rar', era: 'legacy', onWarning: () => {} },
-      );
-      cleanups.push(() => mcpClient.close());
+      const mcpClient = rig.client(mcp.url('a'), { authentication: oauth }, { namespace: 'rar' });
       expect(await oauth.granted(mcp.url('a'))).toBeUndefined();
       expect(textOf(await mcpClient.callTool('read', {}))).toBe('read ok');
       if (requirePAR) expect(seen[0]!.searchParams.has('authorization_details')).toBe(false);
@@ -266,14 +204,7 @@ describe('rich authorization requests (RFC 9396) against oidc-provider', () => {
       authorizationDetails: details,
       ssrfProtection: { allowLoopback: true },
     });
-    const mcpClient = new AxMCPClient(
-      new AxMCPStreamableHTTPTransport(mcp.url('a'), {
-        ssrfProtection: { allowLoopback: true },
-        authentication: oauth,
-      }),
-      { namespace: 'rar', era: 'legacy', onWarning: () => {} },
-    );
-    cleanups.push(() => mcpClient.close());
+    const mcpClient = rig.client(mcp.url('a'), { authentication: oauth }, { namespace: 'rar' });
     expect(textOf(await mcpClient.callTool('read', {}))).toBe('read ok');
     expect(as.grants).toEqual(['client_credentials']);
     expect((await oauth.granted(mcp.url('a')))?.authorizationDetails).toEqual(details);

@@ -26,6 +26,7 @@ import {
   headlessBrowser,
   mtlsFeature,
   REDIRECT_URI,
+  resultText,
   startAuthorizationServer,
   startProtectedServer,
   type TLSIdentity,
@@ -36,9 +37,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => {});
 });
 
-function textOf(result: { content?: unknown[] }): string {
-  return (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('');
-}
+const textOf = resultText;
 
 /** The self-signed certificate as a client's registered JWK (`x5c`: oidc-provider computes `x5t#S256`). */
 function registeredJWK(identity: Identity) {

@@ -11,48 +11,25 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  AxMCPClient,
-  AxMCPMemoryTokenStore,
-  type AxMCPOAuthOptions,
-  AxMCPStreamableHTTPTransport,
-  axMCPOAuth,
-} from '../src/index.js';
+import { AxMCPMemoryTokenStore, type AxMCPOAuthOptions, axMCPOAuth } from '../src/index.js';
 import { AxMCPFileTokenStore } from '../src/node.js';
 import {
   headlessBrowser,
+  oauthTestRig,
   type ProtectedServer,
   REDIRECT_URI,
-  startAuthorizationServer,
-  startProtectedServer,
+  resultText,
 } from './servers/oidc.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-});
+const rig = oauthTestRig();
+afterEach(rig.cleanup);
 
-async function setup(ttl: number, names = ['a'], options: { requirePAR?: boolean } = {}) {
-  const as = await startAuthorizationServer({ accessTokenTTL: ttl, ...options });
-  cleanups.push(() => as.close());
-  const mcp = await startProtectedServer(as, names);
-  cleanups.push(() => mcp.close());
-  return { as, mcp };
+function setup(ttl: number, names = ['a'], options: { requirePAR?: boolean } = {}) {
+  return rig.servers({ accessTokenTTL: ttl, ...options }, names);
 }
 
 function client(url: string, oauth: AxMCPOAuthOptions, extra: { onLog?: (text: string) => void } = {}) {
-  const transport = new AxMCPStreamableHTTPTransport(url, {
-    ssrfProtection: { allowLoopback: true },
-    oauth,
-  });
-  const created = new AxMCPClient(transport, {
-    namespace: 'oauth-test',
-    era: 'legacy',
-    onWarning: () => {},
-    onLoggingMessage: (message) => extra.onLog?.(String(message.data)),
-  });
-  cleanups.push(() => created.close());
-  return created;
+  return rig.client(url, { oauth }, { onLoggingMessage: (message) => extra.onLog?.(String(message.data)) });
 }
 
 /** One OAuth strategy with a memory store shared by clients of several endpoints of `mcp`. */
@@ -65,21 +42,11 @@ function sharedStrategy(mcp: ProtectedServer) {
     tokenStore: store,
     ssrfProtection: { allowLoopback: true },
   });
-  const make = (name: string) => {
-    const transport = new AxMCPStreamableHTTPTransport(mcp.url(name), {
-      ssrfProtection: { allowLoopback: true },
-      authentication: oauth,
-    });
-    const created = new AxMCPClient(transport, { namespace: name, era: 'legacy', onWarning: () => {} });
-    cleanups.push(() => created.close());
-    return created;
-  };
+  const make = (name: string) => rig.client(mcp.url(name), { authentication: oauth }, { namespace: name });
   return { store, seen, oauth, make };
 }
 
-function textOf(result: { content?: unknown[] }): string {
-  return (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('');
-}
+const textOf = resultText;
 
 describe('OAuth against oidc-provider', () => {
   it('authorizes once (DCR, PKCE, resource, iss) and refreshes shortly before expiry', async () => {
@@ -161,7 +128,7 @@ describe('OAuth against oidc-provider', () => {
   it('a later process reuses the file store: refresh, no second authorization', async () => {
     const { as, mcp } = await setup(4);
     const dir = await mkdtemp(join(tmpdir(), 'ax-mcp-oauth-'));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    rig.defer(() => rm(dir, { recursive: true, force: true }));
     const path = join(dir, 'tokens.json');
     const seen: URL[] = [];
     const options = (): AxMCPOAuthOptions => ({

@@ -15,9 +15,16 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { type ClientMetadata, type Configuration, Provider } from 'oidc-provider';
+import { type ClientMetadata, type Configuration, errors, Provider } from 'oidc-provider';
 import * as z from 'zod';
 import { closeServer } from '../../src/demo/http.js';
+import {
+  type AxMCPAuthentication,
+  AxMCPClient,
+  type AxMCPClientOptions,
+  type AxMCPOAuthOptions,
+  AxMCPStreamableHTTPTransport,
+} from '../../src/index.js';
 import { listenLoopback, parseJson, readBody } from './node-http.js';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
@@ -426,6 +433,78 @@ export async function startProtectedServer(
     async close() {
       for (const session of sessions.values()) await session.transport.close().catch(() => {});
       await server.close();
+    },
+  };
+}
+
+/** RFC 9396 in oidc-provider: one type, `mcp_tools`, that must name actions; the policy grants what was asked. */
+export function rarFeature() {
+  return {
+    richAuthorizationRequests: {
+      enabled: true,
+      types: {
+        mcp_tools: {
+          validate(_ctx: unknown, detail: { actions?: unknown }) {
+            if (!Array.isArray(detail.actions))
+              throw new errors.InvalidAuthorizationDetails('actions are required');
+          },
+        },
+      },
+      authorizationDetailsForGrantSource: (ctx: { oidc: { grant?: { rar?: unknown[] } } }) =>
+        ctx.oidc.grant?.rar,
+      authorizationDetailsForAccessToken: (
+        ctx: { oidc: { params: { authorization_details?: string } } },
+        _token: unknown,
+        source: { rar?: unknown[] } | undefined,
+      ) =>
+        source?.rar ??
+        (ctx.oidc.params.authorization_details
+          ? JSON.parse(ctx.oidc.params.authorization_details)
+          : undefined),
+      authorizationDetailsForIntrospection: (_ctx: unknown, token: { rar?: unknown[] }) => token.rar,
+    },
+  } as unknown as AuthorizationServerOptions['features'];
+}
+
+/** The text blocks of a tool result, joined. */
+export function resultText(result: { content?: unknown[] }): string {
+  return (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('');
+}
+
+/**
+ * What an OAuth test file starts: the authorization server, the protected MCP server and
+ * clients, each closed after the test in reverse order (`afterEach(rig.cleanup)`).
+ */
+export function oauthTestRig() {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  return {
+    /** Registers something to close after the test. */
+    defer(cleanup: () => Promise<void> | void): void {
+      cleanups.push(cleanup);
+    },
+    async cleanup(): Promise<void> {
+      for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => {});
+    },
+    /** An authorization server and a protected MCP server with endpoints `names` in front of it. */
+    async servers(options: AuthorizationServerOptions = {}, names = ['a']) {
+      const as = await startAuthorizationServer(options);
+      cleanups.push(() => as.close());
+      const mcp = await startProtectedServer(as, names);
+      cleanups.push(() => mcp.close());
+      return { as, mcp };
+    },
+    /** A legacy-era client of `url` over loopback with the given OAuth (`oauth` or a shared `authentication`). */
+    client(
+      url: string,
+      auth: { oauth: AxMCPOAuthOptions } | { authentication: AxMCPAuthentication },
+      options: Partial<AxMCPClientOptions> = {},
+    ): AxMCPClient {
+      const created = new AxMCPClient(
+        new AxMCPStreamableHTTPTransport(url, { ssrfProtection: { allowLoopback: true }, ...auth }),
+        { namespace: 'oauth-test', era: 'legacy', onWarning: () => {}, ...options },
+      );
+      cleanups.push(() => created.close());
+      return created;
     },
   };
 }
