@@ -4,6 +4,7 @@
  * wrote it and, for a misspelled key, the nearest known name — before anything starts or runs.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { expectRefusal, refusalOf } from '../../test/helpers/options.js';
 import { AxEventConfigError } from './errors.js';
 import { eventInput } from './input.js';
 import { AxMemoryEventStore } from './memory-store.js';
@@ -255,22 +256,10 @@ const CASES: Case[] = [
 ];
 
 describe('options are checked once, loudly, before anything runs', () => {
-  it.each(CASES)('$name', ({ make, path, suggestion, message }) => {
-    let error: unknown;
-    try {
-      make();
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(AxEventConfigError);
-    const config = error as AxEventConfigError;
-    expect(config.code).toBe('invalid_options');
-    expect(config.path).toBe(path);
-    expect(config.suggestion).toBe(suggestion);
-    expect(config.issues[0]?.path).toBe(path);
-    expect(config.message).toContain(path);
-    if (suggestion) expect(config.message).toContain(`did you mean ${suggestion}?`);
-    if (message) expect(config.message).toMatch(message);
+  it.each(CASES)('$name', async ({ make, path, suggestion, message }) => {
+    const error = await refusalOf(make);
+    expectRefusal(error, AxEventConfigError, { path, suggestion, message });
+    expect((error as Error).message).toContain(path);
     expect(invoked).not.toHaveBeenCalled();
     expect(started).not.toHaveBeenCalled();
   });

@@ -3,6 +3,7 @@
  * path and the nearest known name, and nothing sent to the server.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { expectRefusal, refusalOf } from '../../test/helpers/options.js';
 import { AxMCPClient } from '../client/client.js';
 import { AxMCPMemoryEraStore } from '../client/era-store.js';
 import { AxEventConfigError } from '../events/errors.js';
@@ -95,17 +96,8 @@ const CASES: { name: string; make: () => unknown; path: string; suggestion?: str
 ];
 
 describe('AxMCPEventSource and axMCPEventRoutes options', () => {
-  it.each(CASES)('$name', ({ make, path, suggestion, message }) => {
-    let error: unknown;
-    try {
-      make();
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(AxEventConfigError);
-    expect(error).toMatchObject({ code: 'invalid_options', path, suggestion });
-    if (suggestion) expect((error as Error).message).toContain(`did you mean ${suggestion}?`);
-    if (message) expect((error as Error).message).toMatch(message);
+  it.each(CASES)('$name', async ({ make, path, suggestion, message }) => {
+    expectRefusal(await refusalOf(make), AxEventConfigError, { path, suggestion, message });
     // Nothing reached the server.
     expect(fetchSpy).not.toHaveBeenCalled();
   });

@@ -6,12 +6,12 @@
  * show that they would see it.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countingServer, expectRefusal, type OptionsRefusal, refusalOf } from '../../test/helpers/options.js';
 import { AxMCPMemoryEraStore } from '../client/era-store.js';
 import { AxMCPInvalidOptionsError } from '../protocol/errors.js';
 import { AxMCPNodeHTTPTransport } from './fast-transport.js';
@@ -26,9 +26,8 @@ import { AxMCPFileTokenStore } from './token-store.js';
 type Any = any;
 
 const LOOPBACK = { allowHTTP: true, allowLoopback: true } as const;
-let httpServer: http.Server;
+let counting: Awaited<ReturnType<typeof countingServer>>;
 let url: string;
-let requests = 0;
 /** A TCP server standing in for PostgreSQL: it counts connections and hangs up. */
 let database: net.Server;
 let databaseURL: string;
@@ -37,14 +36,8 @@ let directory: string;
 let marker: string;
 
 beforeAll(async () => {
-  httpServer = http.createServer((request, response) => {
-    requests++;
-    request.resume();
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }));
-  });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
+  counting = await countingServer();
+  url = counting.url;
   database = net.createServer((socket) => {
     connections++;
     socket.destroy();
@@ -56,7 +49,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+  await counting.close();
   await new Promise<void>((resolve) => database.close(() => resolve()));
   rmSync(directory, { recursive: true, force: true });
 });
@@ -214,14 +207,8 @@ const cases: Case[] = [
   },
 ];
 
-const expectInvalid = (thrown: unknown, entry: Case) => {
-  expect(thrown).toBeInstanceOf(AxMCPInvalidOptionsError);
-  const error = thrown as AxMCPInvalidOptionsError;
-  expect(error.code).toBe('invalid_options');
-  expect(error.path).toBe(entry.path);
-  expect(error.suggestion).toBe(entry.suggestion);
-  if (entry.message) expect(error.message).toMatch(entry.message);
-};
+const expectInvalid = (thrown: unknown, entry: OptionsRefusal) =>
+  expectRefusal(thrown, AxMCPInvalidOptionsError, entry);
 
 describe('ax-mcp/node options', () => {
   it('has a table worth the name', () => {
@@ -231,18 +218,10 @@ describe('ax-mcp/node options', () => {
   it.each(cases)(
     'refuses $name at construction, before anything is sent, spawned or connected',
     async (entry) => {
-      const before = { requests, connections };
-      let thrown: unknown;
-      let built: unknown;
-      try {
-        built = entry.build();
-      } catch (error) {
-        thrown = error;
-      }
-      expect(built, 'the constructor returned').toBeUndefined();
-      expectInvalid(thrown, entry);
+      const before = { requests: counting.requests(), connections };
+      expectInvalid(await refusalOf(entry.build), entry);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      expect({ requests, connections }).toEqual(before);
+      expect({ requests: counting.requests(), connections }).toEqual(before);
       expect(existsSync(marker)).toBe(false);
       expect(existsSync(join(directory, 'eras.json'))).toBe(false);
     },
@@ -253,18 +232,18 @@ describe('ax-mcp/node options', () => {
     const era = await AxPostgresEraStore.open({ connectionString: databaseURL, poolsize: 2 } as Any).catch(
       (error: unknown) => error,
     );
-    expectInvalid(era, { name: '', build: () => {}, path: 'poolsize', suggestion: 'poolSize' });
+    expectInvalid(era, { path: 'poolsize', suggestion: 'poolSize' });
     const tokens = await AxPostgresTokenStore.open({
       connectionString: databaseURL,
       key: { id: '', key: KEY.key },
     }).catch((error: unknown) => error);
-    expectInvalid(tokens, { name: '', build: () => {}, path: 'key.id' });
+    expectInvalid(tokens, { path: 'key.id' });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(connections).toBe(before);
   });
 
   it('sees a request, a spawn and a connection when they happen (the controls for the cases above)', async () => {
-    const before = { requests, connections };
+    const before = { requests: counting.requests(), connections };
     const transport = new AxMCPNodeHTTPTransport(url, {
       ssrfProtection: LOOPBACK,
       keepAlive: false,
@@ -272,7 +251,7 @@ describe('ax-mcp/node options', () => {
     });
     await transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' });
     await transport.close();
-    expect(requests).toBe(before.requests + 1);
+    expect(counting.requests()).toBe(before.requests + 1);
 
     const stdio = new AxMCPStdioTransport({ ...spawnMarker(), killGraceMs: 100 });
     await stdio.start();

@@ -1,12 +1,5 @@
-/**
- * Every options object of the transports is checked at construction: a misspelled or mistyped
- * option throws `invalid_options` synchronously, naming the option as the user writes it, and
- * nothing is sent. Each case builds a transport against a loopback server that counts requests,
- * with a `fetch` that records calls; a control case proves that the harness sees a request.
- */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countingServer, expectRefusal, refusalOf } from '../../test/helpers/options.js';
 import { AxMCPAppsExtensionTransport, withAxMCPAppsExtension } from '../apps/apps-extension.js';
 import { AxMCPAppBridge } from '../apps/bridge.js';
 import { axMCPBearerAuthentication } from '../auth/strategies.js';
@@ -21,9 +14,8 @@ import { AxMCPHTTPSSETransport } from './sse/http-sse.js';
 import type { AxMCPTransport } from './types.js';
 import { AxMCPWebSocketTransport } from './websocket/websocket.js';
 
-let server: http.Server;
+let counting: Awaited<ReturnType<typeof countingServer>>;
 let url: string;
-let requests = 0;
 const fetchCalls: string[] = [];
 const LOOPBACK = { allowHTTP: true, allowLoopback: true } as const;
 
@@ -43,18 +35,12 @@ class CountingWebSocket {
 }
 
 beforeAll(async () => {
-  server = http.createServer((request, response) => {
-    requests++;
-    request.resume();
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  counting = await countingServer();
+  url = counting.url;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await counting.close();
 });
 
 const RECORDING: AxMCPRecording = {
@@ -300,37 +286,30 @@ describe('transport options', () => {
   });
 
   it.each(cases)('refuses $name at construction, before anything is sent', async (entry) => {
-    const before = { requests, calls: fetchCalls.length, sockets: socketsOpened };
-    let thrown: unknown;
-    let built: unknown;
-    try {
-      built = entry.build();
-    } catch (error) {
-      thrown = error;
-    }
-    expect(built, 'the constructor returned').toBeUndefined();
-    expect(thrown).toBeInstanceOf(AxMCPInvalidOptionsError);
-    const error = thrown as AxMCPInvalidOptionsError;
-    expect(error.code).toBe('invalid_options');
-    expect(error.path).toBe(entry.path);
-    expect(error.suggestion).toBe(entry.suggestion);
-    if (entry.message) expect(error.message).toMatch(entry.message);
+    const before = { requests: counting.requests(), calls: fetchCalls.length, sockets: socketsOpened };
     // Secrets in options never reach the message.
-    expect(error.message).not.toMatch(/t0k3n|s3cr3t|secret-token-value/);
+    expectRefusal(
+      await refusalOf(entry.build),
+      AxMCPInvalidOptionsError,
+      entry,
+      /t0k3n|s3cr3t|secret-token-value/,
+    );
     // Give a stray request time to arrive.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect({ requests, calls: fetchCalls.length, sockets: socketsOpened }).toEqual(before);
+    expect({ requests: counting.requests(), calls: fetchCalls.length, sockets: socketsOpened }).toEqual(
+      before,
+    );
   });
 
   it('sees a request when one is sent (the control for the cases above)', async () => {
-    const before = { requests, calls: fetchCalls.length };
+    const before = { requests: counting.requests(), calls: fetchCalls.length };
     const transport = new AxMCPStreamableHTTPTransport(url, {
       fetch: recordingFetch,
       ssrfProtection: LOOPBACK,
     });
     await transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' });
     await transport.close();
-    expect(requests).toBe(before.requests + 1);
+    expect(counting.requests()).toBe(before.requests + 1);
     expect(fetchCalls.length).toBe(before.calls + 1);
   });
 
