@@ -3,47 +3,12 @@
  * the facade leaves to it, and what it refuses.
  */
 import { describe, expect, it } from 'vitest';
-import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
-import type { AxMCPTransport, AxMCPTransportHandlers } from '../transport/types.js';
 import { InFlightRequests } from './in-flight.js';
 import { LegacyWire } from './legacy-wire.js';
 import { ModernWire } from './modern-wire.js';
+import { type Script, scriptedTransport } from './scripted-transport.fixture.js';
 import { TaskWakers } from './tasks/task.js';
 import type { Wire } from './wire.js';
-
-/** A transport that answers from a script and keeps every message sent. */
-type Script = Record<
-  string,
-  (params: Record<string, unknown>) => Record<string, unknown> | { error: { code: number; message: string } }
->;
-
-function scriptedTransport(script: Script) {
-  const sent: JSONRPCRequest[] = [];
-  const notified: JSONRPCNotification[] = [];
-  const transport: AxMCPTransport = {
-    kind: 'custom',
-    endpoint: 'scripted://test',
-    endpointKey: 'scripted://test',
-    setHandlers(_handlers: AxMCPTransportHandlers) {},
-    async request(message: JSONRPCRequest): Promise<JSONRPCResponse> {
-      sent.push(message);
-      const answer = script[message.method];
-      if (!answer)
-        return { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `no ${message.method}` } };
-      const result = answer(message.params ?? {});
-      if ('error' in result && typeof result.error === 'object') {
-        return { jsonrpc: '2.0', id: message.id, error: result.error as { code: number; message: string } };
-      }
-      return { jsonrpc: '2.0', id: message.id, result };
-    },
-    async notify(message: JSONRPCNotification) {
-      notified.push(message);
-    },
-    async respond() {},
-    async close() {},
-  };
-  return { transport, sent, notified, methods: () => sent.map((message) => message.method) };
-}
 
 const taskDeps = {
   fulfil: async () => ({}),

@@ -79,3 +79,12 @@ function cloneValue(value: unknown, depth: number): unknown {
   }
   return out;
 }
+
+/** Freezes an object and everything in it, in place, and returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
