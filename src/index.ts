@@ -133,6 +133,7 @@ export {
   type AxMCPListening,
   type AxMCPListenOptions,
   type AxMCPListKind,
+  type AxMCPListPage,
   type AxMCPLoadedSkill,
   AxMCPMemoryEraStore,
   type AxMCPOutputSchemaIssue,

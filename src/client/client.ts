@@ -10,38 +10,31 @@ import type {
   AxMCPGetPromptResult,
   AxMCPImplementation,
   AxMCPLoggingLevel,
-  AxMCPPrompt,
   AxMCPReadResourceResult,
-  AxMCPResource,
   AxMCPResourceContents,
-  AxMCPResourceTemplate,
   AxMCPServerCapabilities,
-  AxMCPTool,
 } from '../protocol/messages.js';
 import type { AxMCPEra } from '../protocol/versions.js';
 import type { AxMCPTransport } from '../transport/types.js';
-import { CallSlots } from './call-slots.js';
-import { type AxMCPCatalogSnapshot, Catalog, LIST_KINDS } from './catalog.js';
-import { CatalogChanges } from './catalog-changes.js';
-import { Connection } from './connection.js';
-import { DraftTaskMethods } from './draft-tasks.js';
-import { type AxMCPClientEvent, type AxMCPClientEventListener, ClientEvents } from './events.js';
-import { type AxMCPCallOptions, callOptions, InFlightRequests } from './in-flight.js';
-import { Inbound } from './inbound.js';
+import type { AxMCPCatalogSnapshot, Catalog } from './catalog.js';
+import type { Connection } from './connection.js';
+import type { DraftTaskMethods } from './draft-tasks.js';
+import type { AxMCPClientEvent, AxMCPClientEventListener } from './events.js';
+import { type AxMCPCallOptions, callOptions } from './in-flight.js';
+import type { Inbound } from './inbound.js';
 import type { AxMCPListening, AxMCPListenOptions } from './listening.js';
 import { sanitizeNamespace } from './namespace.js';
 import { type AxMCPClientOptions, CLIENT_OPTIONS } from './options.js';
 import type { AxMCPToolOutputError } from './output-schema.js';
-import { ReadCache } from './read-cache.js';
-import { type AxMCPCompletionReference, Reads } from './reads.js';
-import { MANUAL_OWNER, ServerStream } from './server-stream.js';
+import type { AxMCPCompletionReference, AxMCPListPage, Reads } from './reads.js';
+import { clientRooms } from './rooms.js';
+import { MANUAL_OWNER, type ServerStream } from './server-stream.js';
 import { SkillReader } from './skill-reader.js';
 import type { AxMCPLoadedSkill, AxMCPSkill, AxMCPSkillVerificationError } from './skills.js';
 import { type AxMCPTaskStatusFilter, subscribeTaskStatus } from './task-status.js';
 import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
-import { type AxMCPTask, type AxMCPToolCallOutcome, TaskWakers } from './tasks/task.js';
-import { type AxMCPToolCallOptions, ToolCalls } from './tool-calls.js';
-import { ElicitationCompletions } from './url-elicitation.js';
+import type { AxMCPTask, AxMCPToolCallOutcome, TaskWakers } from './tasks/task.js';
+import type { AxMCPToolCallOptions, ToolCalls } from './tool-calls.js';
 import type { ServerIdentity, Wire } from './wire.js';
 
 export { AX_MCP_CLIENT_INFO } from './connection.js';
@@ -95,67 +88,23 @@ export class AxMCPClient {
   readonly #draftTasks: DraftTaskMethods;
   readonly #reads: Reads;
   readonly #skills: SkillReader;
-  readonly #taskWakers = new TaskWakers();
+  readonly #taskWakers: TaskWakers;
 
   constructor(transport: AxMCPTransport, options: AxMCPClientOptions) {
     assertMCPOptions(CLIENT_OPTIONS, options, 'AxMCPClient options');
     assertMCPOptions(TRANSPORT, transport, 'AxMCPClient transport', { namespace: options.namespace });
     this.namespace = sanitizeNamespace(options.namespace);
     this.transport = transport;
-    const events = new ClientEvents((error) => connection.report(error));
-    const requests = new InFlightRequests(transport, options.timeoutMs ?? 60_000, (id, reason) =>
-      connection.wire?.cancel(id, reason),
-    );
-    const elicitationCompletions = new ElicitationCompletions();
-    const taskWakers = this.#taskWakers;
-    const connection = new Connection({
-      namespace: this.namespace,
-      transport,
-      options,
-      events,
-      requests,
-      taskWakers,
-      elicitationCompletions,
-    });
+    const rooms = clientRooms(this.namespace, transport, options);
+    const connection = rooms.connection;
     this.#connection = connection;
-    const catalog = new Catalog({
-      filterTools: (tools, revision) =>
-        connection.wire ? connection.wire.admitTools(tools, revision) : tools,
-      maxPages: options.maxPaginationPages ?? 1000,
-      fetchPage: (method, cursor) =>
-        connection.send({
-          method,
-          ...(cursor === undefined ? {} : { params: { cursor } }),
-          idempotent: true,
-        }),
-    });
-    this.#catalog = catalog;
-    const catalogChanges = new CatalogChanges(connection, catalog);
-    const readCache = new ReadCache();
-    this.#stream = new ServerStream({
-      connection,
-      taskWakers,
-      dispatch: (message, context) => this.#inbound.receive(message, context),
-      lookAfterReconnect: () => catalogChanges.refresh(LIST_KINDS, { onlyIfChanged: true }),
-    });
-    this.#inbound = new Inbound({
-      connection,
-      stream: this.#stream,
-      catalogChanges,
-      readCache,
-      taskWakers,
-      elicitationCompletions,
-    });
-    connection.setHooks({
-      adopted: (identity) => catalog.reset(identity.capabilities),
-      restored: () => this.#stream.restore(),
-      serverRequestsNeedStream: () => this.#stream.keepOpenForServerRequests(),
-      headerMismatch: () => catalog.refresh('tools'),
-    });
-    const slots = options.maxConcurrency === undefined ? undefined : new CallSlots(options.maxConcurrency);
-    this.#toolCalls = new ToolCalls({ connection, catalog, taskWakers, slots });
-    this.#draftTasks = new DraftTaskMethods(connection, this.#toolCalls);
-    this.#reads = new Reads(connection, readCache);
+    this.#catalog = rooms.catalog;
+    this.#stream = rooms.stream;
+    this.#inbound = rooms.inbound;
+    this.#toolCalls = rooms.toolCalls;
+    this.#draftTasks = rooms.draftTasks;
+    this.#reads = rooms.reads;
+    this.#taskWakers = rooms.taskWakers;
     this.#skills = new SkillReader({
       init: (signal) => this.init(signal),
       send: (request) => connection.send(request),
@@ -165,7 +114,12 @@ export class AxMCPClient {
     transport.setHandlers({
       onMessage: (message, context) => this.#inbound.receive(message, context),
       onClose: (error) =>
-        events.emit({ type: 'lifecycle', namespace: this.namespace, state: 'disconnected', error }),
+        connection.events.emit({
+          type: 'lifecycle',
+          namespace: this.namespace,
+          state: 'disconnected',
+          error,
+        }),
     });
   }
 
@@ -245,44 +199,26 @@ export class AxMCPClient {
   }
 
   /** One page of `tools/list`. */
-  listTools(
-    cursor?: string,
-    options?: AxMCPCallOptions,
-  ): Promise<{ tools: AxMCPTool[]; nextCursor?: string }> {
-    return this.#reads.page('tools', cursor, options) as Promise<{ tools: AxMCPTool[]; nextCursor?: string }>;
+  listTools(cursor?: string, options?: AxMCPCallOptions): Promise<AxMCPListPage<'tools'>> {
+    return this.#reads.page('tools', cursor, options);
   }
 
   /** One page of `prompts/list`. */
-  listPrompts(
-    cursor?: string,
-    options?: AxMCPCallOptions,
-  ): Promise<{ prompts: AxMCPPrompt[]; nextCursor?: string }> {
-    return this.#reads.page('prompts', cursor, options) as Promise<{
-      prompts: AxMCPPrompt[];
-      nextCursor?: string;
-    }>;
+  listPrompts(cursor?: string, options?: AxMCPCallOptions): Promise<AxMCPListPage<'prompts'>> {
+    return this.#reads.page('prompts', cursor, options);
   }
 
   /** One page of `resources/list`. */
-  listResources(
-    cursor?: string,
-    options?: AxMCPCallOptions,
-  ): Promise<{ resources: AxMCPResource[]; nextCursor?: string }> {
-    return this.#reads.page('resources', cursor, options) as Promise<{
-      resources: AxMCPResource[];
-      nextCursor?: string;
-    }>;
+  listResources(cursor?: string, options?: AxMCPCallOptions): Promise<AxMCPListPage<'resources'>> {
+    return this.#reads.page('resources', cursor, options);
   }
 
   /** One page of `resources/templates/list`. */
   listResourceTemplates(
     cursor?: string,
     options?: AxMCPCallOptions,
-  ): Promise<{ resourceTemplates: AxMCPResourceTemplate[]; nextCursor?: string }> {
-    return this.#reads.page('resourceTemplates', cursor, options) as Promise<{
-      resourceTemplates: AxMCPResourceTemplate[];
-      nextCursor?: string;
-    }>;
+  ): Promise<AxMCPListPage<'resourceTemplates'>> {
+    return this.#reads.page('resourceTemplates', cursor, options);
   }
 
   /**

@@ -19,6 +19,7 @@ export type { AxMCPListening, AxMCPListenOptions } from './listening.js';
 export type { AxMCPClientOptions, AxMCPToolCallRequest } from './options.js';
 export { type AxMCPOutputSchemaIssue, AxMCPToolOutputError } from './output-schema.js';
 export type { AxMCPCacheInfo } from './pagination.js';
+export type { AxMCPListPage } from './reads.js';
 export type {
   AxMCPElicitationHandlers,
   AxMCPServerRequestContext,

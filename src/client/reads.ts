@@ -1,7 +1,10 @@
 import {
   type AxMCPCompleteResult,
   type AxMCPGetPromptResult,
+  type AxMCPPrompt,
   type AxMCPReadResourceResult,
+  type AxMCPResource,
+  type AxMCPResourceTemplate,
   type AxMCPTool,
   parseCompleteResult,
   parseGetPromptResult,
@@ -18,6 +21,17 @@ export type AxMCPCompletionReference =
   | { type: 'ref/prompt'; name: string }
   | { type: 'ref/resource'; uri: string };
 
+/** What each list holds. */
+interface ListItems {
+  tools: AxMCPTool;
+  prompts: AxMCPPrompt;
+  resources: AxMCPResource;
+  resourceTemplates: AxMCPResourceTemplate;
+}
+
+/** One page of a list: `{ tools: [...], nextCursor? }` and so on. */
+export type AxMCPListPage<K extends AxMCPListKind> = { [P in K]: ListItems[P][] } & { nextCursor?: string };
+
 /**
  * The safe reads: list pages, prompts, resources (through the read cache) and completions. Each
  * is idempotent, so the wire may send it again after a lost connection.
@@ -32,7 +46,11 @@ export class Reads {
   }
 
   /** One page of a list, as `{ [kind]: items, nextCursor? }`. */
-  async page(kind: AxMCPListKind, cursor: string | undefined, options: AxMCPCallOptions = {}) {
+  async page<K extends AxMCPListKind>(
+    kind: K,
+    cursor: string | undefined,
+    options: AxMCPCallOptions = {},
+  ): Promise<AxMCPListPage<K>> {
     const connection = this.#connection;
     await connection.init(options.signal);
     const { method, parse } = LIST_METHODS[kind];
@@ -48,7 +66,9 @@ export class Reads {
     let items = page.items;
     // The same tools the catalog admits: a tool with invalid header annotations cannot be called.
     if (kind === 'tools') items = (connection.wire as Wire).callableTools(items as AxMCPTool[]);
-    return page.nextCursor === undefined ? { [kind]: items } : { [kind]: items, nextCursor: page.nextCursor };
+    return (
+      page.nextCursor === undefined ? { [kind]: items } : { [kind]: items, nextCursor: page.nextCursor }
+    ) as AxMCPListPage<K>;
   }
 
   async prompt(
