@@ -48,7 +48,7 @@ async function axMcpRuntime(store, counter) {
   if (store === 'memory') {
     eventStore = new AxMemoryEventStore({ maxPendingDeliveries: n * 2, maxRetainedRuns: n * 2 });
   } else if (store === 'sqlite') {
-    const { AxSQLiteEventStore } = await loadDist('node/sqlite-event-store.js');
+    const { AxSQLiteEventStore } = await loadDist('node/sqlite/event-store.js');
     const dir = mkdtempSync(join(tmpdir(), 'ax-bench-routing-'));
     eventStore = await AxSQLiteEventStore.open({ filename: join(dir, 'events.db') });
     closeStore = async () => {
@@ -58,7 +58,7 @@ async function axMcpRuntime(store, counter) {
   } else if (store === 'postgres') {
     const url = POSTGRES_URL;
     if (!url) throw new Error('set AX_MCP_BENCH_POSTGRES_URL to bench PostgreSQL');
-    const { AxPostgresEventStore } = await loadDist('node/postgres-event-store.js');
+    const { AxPostgresEventStore } = await loadDist('node/postgres/event-store.js');
     const schema = `ax_bench_routing_${process.pid}`;
     eventStore = await AxPostgresEventStore.open({ connectionString: url, schema });
     closeStore = async () => {

@@ -14,7 +14,7 @@ const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.u
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 const { AxMemoryEventStore, eventPath, eventRoute, eventRuntime, eventTarget } =
   await load('events/index.js');
-const { AxSQLiteEventStore } = await load('node/sqlite-event-store.js');
+const { AxSQLiteEventStore } = await load('node/sqlite/event-store.js');
 
 const total = Number(process.argv[2] ?? 20_000);
 const instances = 64;

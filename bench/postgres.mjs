@@ -24,9 +24,9 @@ const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.u
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 const { AxMemoryEventStore, eventPath, eventRoute, eventRuntime, eventTarget } =
   await load('events/index.js');
-const { AxSQLiteEventStore } = await load('node/sqlite-event-store.js');
-const { AxPostgresEventStore } = await load('node/postgres-event-store.js');
-const { AxPostgresEventWorker } = await load('node/postgres-event-store-worker.js');
+const { AxSQLiteEventStore } = await load('node/sqlite/event-store.js');
+const { AxPostgresEventStore } = await load('node/postgres/event-store.js');
+const { AxPostgresEventWorker } = await load('node/postgres/event-store-worker.js');
 
 const url = process.env.AX_MCP_BENCH_POSTGRES_URL ?? process.env.AX_MCP_TEST_POSTGRES_URL;
 const instances = 64;

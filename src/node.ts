@@ -6,27 +6,27 @@
 export { AxMCPNodeHTTPTransport, type AxMCPNodeHTTPTransportOptions } from './node/fast-transport.js';
 export { AxMCPFileEraStore } from './node/file-era-store.js';
 export { type AxMCPNodeFetch, type AxMCPNodeFetchOptions, createNodeFetch } from './node/node-fetch.js';
-export { AxPostgresEraStore, type AxPostgresEraStoreOptions } from './node/postgres-era-store.js';
-export { AxPostgresEventStore, type AxPostgresEventStoreOptions } from './node/postgres-event-store.js';
-export type { AxPostgresConnectionOptions } from './node/postgres-event-store-connection.js';
 export {
+  type AxPostgresConnectionOptions,
+  AxPostgresEraStore,
+  type AxPostgresEraStoreOptions,
+  AxPostgresEventStore,
+  type AxPostgresEventStoreOptions,
   AxPostgresEventWorker,
   type AxPostgresEventWorkerCloseOptions,
   type AxPostgresEventWorkerOptions,
-} from './node/postgres-event-store-worker.js';
-export {
   AxPostgresTokenStore,
   type AxPostgresTokenStoreOptions,
   type AxTokenEncryptionKey,
-} from './node/postgres-token-store.js';
+} from './node/postgres/index.js';
 export {
   AxSQLiteEventStore,
   type AxSQLiteEventStoreOpenOptions,
   type AxSQLiteEventStoreOptions,
-} from './node/sqlite-event-store.js';
+} from './node/sqlite/index.js';
 export {
   AxMCPProcessExitError,
   AxMCPStdioTransport,
   type AxMCPStdioTransportOptions,
-} from './node/stdio-transport.js';
+} from './node/stdio/index.js';
 export { AxMCPFileTokenStore } from './node/token-store.js';

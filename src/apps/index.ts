@@ -16,11 +16,11 @@ export {
   contentSecurityPolicy,
 } from './app-document.js';
 export { AxMCPAppsExtensionTransport, declaresAxMCPApps, withAxMCPAppsExtension } from './apps-extension.js';
-export {
-  AxMCPAppBridge,
-  type AxMCPAppBridgeOptions,
-  type AxMCPAppDisplayMode,
-  type AxMCPAppModelContent,
-  type AxMCPAppRequest,
-  type AxMCPAppSource,
-} from './bridge.js';
+export { AxMCPAppBridge } from './bridge.js';
+export type {
+  AxMCPAppBridgeOptions,
+  AxMCPAppDisplayMode,
+  AxMCPAppModelContent,
+  AxMCPAppRequest,
+  AxMCPAppSource,
+} from './bridge-options.js';

@@ -9,7 +9,7 @@ import { createGuardedFetch } from '../net/guarded-fetch.js';
 import { resolveSSRFPolicy } from '../net/ssrf.js';
 import { AxMCPInvalidOptionsError } from '../protocol/errors.js';
 import { axMCPHMACAuthentication } from './hmac.js';
-import { axMCPClientMetadataDocument } from './oauth/client-identity.js';
+import { axMCPClientMetadataDocument } from './oauth/client-metadata.js';
 import { axMCPOAuth } from './oauth/oauth.js';
 import { AxMCPMemoryTokenStore } from './oauth/token-store.js';
 import { axMCPAPIKeyAuthentication, axMCPBasicAuthentication } from './strategies.js';

@@ -13,8 +13,8 @@
  */
 
 import { parseArgs } from 'node:util';
-import { AxPostgresEventStore } from '../node/postgres-event-store.js';
-import { AxPostgresEventWorker } from '../node/postgres-event-store-worker.js';
+import { AxPostgresEventStore } from '../node/postgres/event-store.js';
+import { AxPostgresEventWorker } from '../node/postgres/event-store-worker.js';
 import { type AxWorkerModule, loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
 
 export type { AxWorkerModule };

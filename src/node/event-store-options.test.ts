@@ -10,9 +10,9 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AxEventConfigError } from '../events/errors.js';
 import { eventRoute } from '../events/route-builder.js';
 import { eventTarget } from '../events/target-builder.js';
-import { AxPostgresEventStore } from './postgres-event-store.js';
-import { AxPostgresEventWorker } from './postgres-event-store-worker.js';
-import { AxSQLiteEventStore } from './sqlite-event-store.js';
+import { AxPostgresEventStore } from './postgres/event-store.js';
+import { AxPostgresEventWorker } from './postgres/event-store-worker.js';
+import { AxSQLiteEventStore } from './sqlite/event-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ax-store-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -249,6 +249,51 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     expect(resumedWith).toEqual(['1']);
   });
 
+  it('sends an idempotent request again once when its reused keep-alive socket was stale, a POST never', async () => {
+    const served = new WeakMap<object, number>();
+    const hits: { method: string; socket: object }[] = [];
+    const dropped = new Set<string>();
+    const url = await serve((req, res, body) => {
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      hits.push({ method: req.method ?? '', socket: req.socket });
+      const kind = req.method === 'DELETE' ? 'DELETE' : body.includes('"stale"') ? 'stale POST' : undefined;
+      if (kind !== undefined && count > 1 && !dropped.has(kind)) {
+        dropped.add(kind);
+        // The server drops the pooled socket as the request arrives on it.
+        req.socket.destroy();
+        return;
+      }
+      if (req.method === 'DELETE') {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      const { id } = JSON.parse(body) as { id: number };
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: {} }));
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK, retry: false });
+    cleanups.push(() => transport.close());
+    await transport.request({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(transport.sessionId).toBe('session-1');
+    // DELETE ends the session on the pooled socket, which the server drops: sent again on a fresh one.
+    await transport.terminateSession();
+    const deletes = hits.filter((h) => h.method === 'DELETE');
+    expect(deletes).toHaveLength(2);
+    expect(deletes[0]?.socket).toBe(hits[0]?.socket);
+    expect(deletes[1]?.socket).not.toBe(deletes[0]?.socket);
+    // A POST on a stale socket fails; it is not sent twice.
+    await transport.request({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    const before = hits.length;
+    const failure = await transport
+      .request({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'stale' } })
+      .catch((e) => e);
+    expect(failure).toMatchObject({ code: 'transport_error' });
+    expect(failure.message).toMatch(/ECONNRESET/);
+    expect(hits.slice(before).filter((h) => h.method === 'POST')).toHaveLength(1);
+  });
+
   it('caps a JSON answer at maxResponseBytes', async () => {
     const url = await serve((_req, res, body) => {
       const { id } = JSON.parse(body) as { id: number };

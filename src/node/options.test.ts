@@ -17,9 +17,9 @@ import { AxMCPInvalidOptionsError } from '../protocol/errors.js';
 import { AxMCPNodeHTTPTransport } from './fast-transport.js';
 import { AxMCPFileEraStore } from './file-era-store.js';
 import { createNodeFetch } from './node-fetch.js';
-import { AxPostgresEraStore } from './postgres-era-store.js';
-import { AxPostgresTokenStore } from './postgres-token-store.js';
-import { AxMCPStdioTransport } from './stdio-transport.js';
+import { AxPostgresEraStore } from './postgres/era-store.js';
+import { AxPostgresTokenStore } from './postgres/token-store.js';
+import { AxMCPStdioTransport } from './stdio/transport.js';
 import { AxMCPFileTokenStore } from './token-store.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: wrong on purpose

@@ -7,8 +7,8 @@
  * `self_signed_tls_client_auth`) from what the server supports.
  */
 import * as oauth from 'oauth4webapi';
-import { anyOf, array, instance, object, oneOf, required, string } from '../../options/check.js';
-import { assertMCPOptions } from '../../protocol/errors.js';
+import { anyOf, instance, object, oneOf, required, string } from '../../options/check.js';
+import { type AxMCPOAuthClientMetadata, applicationTypeOf, describedFields } from './client-metadata.js';
 import { AxMCPOAuthError, safeCause } from './errors.js';
 import type { OAuthHTTP } from './http.js';
 import { isMTLSMethod, MTLS_INSTEAD, MTLS_METHODS } from './mtls.js';
@@ -86,42 +86,6 @@ export const CLIENT_CREDENTIALS = object(
   },
 );
 
-/** How this client describes itself, in a metadata document or a dynamic registration. */
-export interface AxMCPOAuthClientMetadata {
-  /** Shown to the user on the consent screen (default `ax-mcp`). */
-  clientName?: string;
-  clientUri?: string;
-  logoUri?: string;
-  /** `native` (CLI, desktop, loopback redirect) or `web`; guessed from the redirect URI by default. */
-  applicationType?: 'native' | 'web';
-  softwareId?: string;
-  softwareVersion?: string;
-}
-
-/** The shape of {@link AxMCPOAuthClientMetadata}. */
-export const CLIENT_METADATA = object(
-  {
-    clientName: string(),
-    clientUri: string({ nonEmpty: true }),
-    logoUri: string({ nonEmpty: true }),
-    applicationType: oneOf('native', 'web'),
-    softwareId: string(),
-    softwareVersion: string(),
-  },
-  {
-    aliases: {
-      name: 'clientName',
-      client_name: 'clientName',
-      clientUrl: 'clientUri',
-      logoUrl: 'logoUri',
-      application_type: 'applicationType',
-    },
-  },
-);
-
-/** The shape of a Client ID Metadata Document URL: `https:`, with a path, no fragment. */
-export const CLIENT_METADATA_URL = instance('an https: URL with a path and no fragment', isClientMetadataUrl);
-
 /** A client identity ready for a token request. */
 export interface ResolvedClient {
   client: oauth.Client;
@@ -154,19 +118,6 @@ export interface ClientIdentityInput {
   authorizationDetailsTypes?: readonly string[];
   signal?: AbortSignal;
 }
-
-/** A Client ID Metadata Document URL: `https`, with a path, without a fragment. */
-function isClientMetadataUrl(url: unknown): boolean {
-  if (typeof url !== 'string') return false;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false;
-  }
-  return parsed.protocol === 'https:' && parsed.pathname !== '/' && parsed.hash === '';
-}
-
 /** Finds or obtains the client identity to use with `as`. */
 export async function resolveClient(input: ClientIdentityInput): Promise<ResolvedClient> {
   const { as } = input;
@@ -247,10 +198,7 @@ async function register(input: ClientIdentityInput): Promise<ResolvedClient> {
     body.redirect_uris = [input.redirectUri];
     body.response_types = ['code'];
   }
-  if (input.metadata.clientUri !== undefined) body.client_uri = input.metadata.clientUri;
-  if (input.metadata.logoUri !== undefined) body.logo_uri = input.metadata.logoUri;
-  if (input.metadata.softwareId !== undefined) body.software_id = input.metadata.softwareId;
-  if (input.metadata.softwareVersion !== undefined) body.software_version = input.metadata.softwareVersion;
+  Object.assign(body, describedFields(input.metadata));
   if (input.authorizationDetailsTypes !== undefined && input.authorizationDetailsTypes.length > 0) {
     body.authorization_details_types = [...input.authorizationDetailsTypes];
   }
@@ -421,22 +369,6 @@ function knownMethod(method: unknown): AxMCPTokenEndpointAuthMethod | undefined 
     ? (method as AxMCPTokenEndpointAuthMethod)
     : undefined;
 }
-
-/** `native` for loopback and custom-scheme redirects (CLI, desktop), `web` otherwise. */
-function applicationTypeOf(redirectUri: string | undefined): 'native' | 'web' {
-  if (redirectUri === undefined) return 'native';
-  try {
-    const url = new URL(redirectUri);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'native';
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    return host === 'localhost' || host === '::1' || /^127\./.test(host) || host.endsWith('.localhost')
-      ? 'native'
-      : 'web';
-  } catch {
-    return 'native';
-  }
-}
-
 /** The OAuth `error` code and HTTP status of an oauth4webapi failure, for AxMCPOAuthError. */
 export function oauthErrorContext(error: unknown): { oauthError?: string; status?: number } {
   const out: { oauthError?: string; status?: number } = {};
@@ -451,48 +383,4 @@ export function oauthErrorContext(error: unknown): { oauthError?: string; status
     out.oauthError = error.error;
   }
   return out;
-}
-
-/** Options of {@link axMCPClientMetadataDocument}. */
-export interface AxMCPClientMetadataDocumentOptions {
-  /** Where the document is served: the client id (`https:`, with a path). */
-  clientMetadataUrl: string;
-  /** The redirect URIs the client uses (at least one). */
-  redirectUris: readonly string[];
-  metadata?: AxMCPOAuthClientMetadata;
-  /** Default `['authorization_code', 'refresh_token']`. */
-  grantTypes?: readonly string[];
-}
-
-/** The shape of {@link AxMCPClientMetadataDocumentOptions}. */
-const CLIENT_METADATA_DOCUMENT_OPTIONS = object(
-  {
-    clientMetadataUrl: required(CLIENT_METADATA_URL),
-    redirectUris: required(array(string({ nonEmpty: true }), { minLength: 1 })),
-    metadata: CLIENT_METADATA,
-    grantTypes: array(string({ nonEmpty: true })),
-  },
-  { aliases: { redirectUri: 'redirectUris', redirect_uris: 'redirectUris', clientId: 'clientMetadataUrl' } },
-);
-
-/** A Client ID Metadata Document for this client, to serve at `clientMetadataUrl`. */
-export function axMCPClientMetadataDocument(
-  options: AxMCPClientMetadataDocumentOptions,
-): Record<string, unknown> {
-  assertMCPOptions(CLIENT_METADATA_DOCUMENT_OPTIONS, options, 'axMCPClientMetadataDocument options');
-  const metadata = options.metadata ?? {};
-  const document: Record<string, unknown> = {
-    client_id: options.clientMetadataUrl,
-    client_name: metadata.clientName ?? 'ax-mcp',
-    redirect_uris: [...options.redirectUris],
-    grant_types: [...(options.grantTypes ?? ['authorization_code', 'refresh_token'])],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-    application_type: metadata.applicationType ?? applicationTypeOf(options.redirectUris[0]),
-  };
-  if (metadata.clientUri !== undefined) document.client_uri = metadata.clientUri;
-  if (metadata.logoUri !== undefined) document.logo_uri = metadata.logoUri;
-  if (metadata.softwareId !== undefined) document.software_id = metadata.softwareId;
-  if (metadata.softwareVersion !== undefined) document.software_version = metadata.softwareVersion;
-  return document;
 }

@@ -1,29 +1,18 @@
-import { AUTHENTICATION_OPTION } from '../../auth/authentication.js';
-import {
-  type AxMCPAuthentication,
-  type AxMCPOAuthOptions,
-  applyAuthentication,
-  authenticationSensitiveHeaders,
-  axMCPOAuth,
-} from '../../auth/index.js';
-import { OAUTH_OPTIONS } from '../../auth/oauth/oauth.js';
-import { createGuardedFetch, FETCH, readTextLimited } from '../../net/guarded-fetch.js';
+/**
+ * The Streamable HTTP transport: what it sends and when. The endpoint with its session and
+ * authentication is `http-endpoint.ts`; finding a POST's answer `post-answer.ts`; the GET
+ * stream `event-stream.ts`; typed errors from responses `error-response.ts`; the options
+ * `options.ts`.
+ */
+import { type AxMCPAuthentication, authenticationSensitiveHeaders, axMCPOAuth } from '../../auth/index.js';
+import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
 import { nestedOptionsError } from '../../net/options-error.js';
+import { type AxMCPSSRFPolicy, assertURLAllowed, resolveSSRFPolicy } from '../../net/ssrf.js';
+import { delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
 import {
-  type AxMCPSSRFOptions,
-  type AxMCPSSRFPolicy,
-  assertURLAllowed,
-  resolveSSRFPolicy,
-  SSRF_PROTECTION,
-} from '../../net/ssrf.js';
-import { anyOf, func, number, object, oneOf, record, string } from '../../options/check.js';
-import { abortReason, delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
-import {
-  type AxMCPError,
   AxMCPHTTPStatusError,
   AxMCPInvalidOptionsError,
   type AxMCPProtocolError,
-  AxMCPSessionExpiredError,
   AxMCPTransportError,
   assertMCPOptions,
 } from '../../protocol/errors.js';
@@ -33,90 +22,33 @@ import {
   type JSONRPCNotification,
   type JSONRPCRequest,
   type JSONRPCResponse,
-  parseJSONRPCBody,
 } from '../../protocol/jsonrpc.js';
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
-import { readSSEMessagesInto, readSSEServerMessages, type SSEStreamState } from './message-stream.js';
+import { normalizeFailure, readErrorBody, statusErrorFrom, timeoutError } from './error-response.js';
+import { openServerEventStream } from './event-stream.js';
+import { HTTPEndpoint, SESSION_HEADER } from './http-endpoint.js';
+import { type AxMCPStreamableHTTPTransportOptions, STREAMABLE_HTTP_OPTIONS } from './options.js';
 import {
-  type AxMCPRetryOptions,
-  parseRetryAfter,
-  RETRY_OPTIONS,
-  RETRYABLE_STATUSES,
-  resolveRetryPolicy,
-  retryDelayMs,
-} from './retry.js';
+  answerFromJSON,
+  awaitAnswerOnStream,
+  inBandOrThrow,
+  isEventStream,
+  type PostStreamReading,
+} from './post-answer.js';
+import { RETRYABLE_STATUSES, resolveRetryPolicy, retryDelayMs } from './retry.js';
 
-/** Options of {@link AxMCPStreamableHTTPTransport}. */
-export interface AxMCPStreamableHTTPTransportOptions {
-  /** Headers sent with every HTTP request (for example a static API key). */
-  headers?: Record<string, string>;
-  /** Authentication strategies, applied in order to every HTTP request. */
-  authentication?: AxMCPAuthentication | AxMCPAuthentication[];
-  /** OAuth 2.1 for MCP (`axMCPOAuth`), appended to `authentication`; it uses this transport's `fetch` and SSRF policy. */
-  oauth?: AxMCPOAuthOptions;
-  /** The `fetch` to use (default: the global one). `ax-mcp/node` offers a faster, DNS-checked one. */
-  fetch?: typeof fetch;
-  /** SSRF protection (default on): HTTPS only, no loopback or private addresses. */
-  ssrfProtection?: boolean | AxMCPSSRFOptions;
-  /**
-   * Time allowed for an HTTP exchange that has no request deadline of its own
-   * (notifications, responses, opening a stream, ending the session). Default 30 000 ms.
-   * Request deadlines belong to the client (`timeoutMs` of each call).
-   */
-  timeoutMs?: number;
-  /** The largest single message accepted, in bytes (default 16 MiB). Streams may carry any number. */
-  maxResponseBytes?: number;
-  /** Redirects followed per request (default 5); each hop is checked again. */
-  maxRedirects?: number;
-  /** Retries of safe requests on 429/502/503/504 and network failures, or `false`. */
-  retry?: AxMCPRetryOptions | false;
-  /** Times a broken response stream is resumed with `Last-Event-ID` before giving up (default 5). */
-  maxResumeAttempts?: number;
-  /** Called with protocol errors the transport skipped (an undecodable event on a stream). */
-  onProtocolError?: (error: AxMCPProtocolError) => void;
-}
-
-/** The shape of a `headers` option: header values (strings) by name. */
-export const HEADERS = record(string(), 'an object of header values (strings), by name');
-
-/** The shapes of the keys of {@link AxMCPStreamableHTTPTransportOptions}, every one of them. */
-export const STREAMABLE_HTTP_KEYS = {
-  headers: HEADERS,
-  authentication: AUTHENTICATION_OPTION,
-  oauth: OAUTH_OPTIONS,
-  fetch: FETCH,
-  ssrfProtection: SSRF_PROTECTION,
-  timeoutMs: number({ min: 1 }),
-  maxResponseBytes: number({ integer: true, min: 1 }),
-  maxRedirects: number({ integer: true, min: 0 }),
-  retry: anyOf(oneOf(false), RETRY_OPTIONS),
-  maxResumeAttempts: number({ integer: true, min: 0 }),
-  onProtocolError: func('a function (error) => void'),
-} as const;
-
-/** Names users reach for instead of the HTTP transports' own. */
-export const HTTP_TRANSPORT_ALIASES: Readonly<Record<string, string>> = {
-  auth: 'authentication',
-  authorization: 'authentication',
-  ssrf: 'ssrfProtection',
-  ssrfGuard: 'ssrfProtection',
-  timeout: 'timeoutMs',
-  retries: 'retry',
-  maxRetries: 'retry',
-  maxBytes: 'maxResponseBytes',
-  maxMessageBytes: 'maxResponseBytes',
-  onError: 'onProtocolError',
-};
-
-/** The shape of {@link AxMCPStreamableHTTPTransportOptions}; checked once in the constructor. */
-export const STREAMABLE_HTTP_OPTIONS = object(STREAMABLE_HTTP_KEYS, {
-  expected: 'an options object { headers?, authentication?, oauth?, fetch?, ssrfProtection?, … }',
-  aliases: HTTP_TRANSPORT_ALIASES,
-});
+// The options live in their own module; the transports built on this one import them from here.
+export {
+  type AxMCPStreamableHTTPTransportOptions,
+  HEADERS,
+  HTTP_TRANSPORT_ALIASES,
+  STREAMABLE_HTTP_KEYS,
+  STREAMABLE_HTTP_OPTIONS,
+} from './options.js';
 
 /**
- * A POST a subclass may send by a shorter way than `fetch` (see
- * {@link AxMCPStreamableHTTPTransport.sendDirect}): header names are lower-case.
+ * A POST a runtime may send by a shorter way than `fetch` (see {@link AxMCPDirectSender}):
+ * header names are lower-case.
  * @internal
  */
 export interface AxMCPDirectPost {
@@ -135,11 +67,18 @@ export interface AxMCPDirectPost {
  */
 export type AxMCPDirectAnswer = { text: string; sessionId: string | null } | { response: Response };
 
-const SESSION_HEADER = 'mcp-session-id';
-/** Times one request is sent again after an authentication challenge (step-up included). */
-const MAX_CHALLENGES = 3;
+/**
+ * A shorter way for a POST, which a runtime's transport may offer (`ax-mcp/node` does, over
+ * node:http). Used only without `authentication`. It answers with the JSON text of a 200
+ * answer, with a response to handle the usual way, or with `undefined` when the request must
+ * go the full way (a redirect: the server did not act on it).
+ * @internal
+ */
+export interface AxMCPDirectSender {
+  send(post: AxMCPDirectPost): Promise<AxMCPDirectAnswer | undefined>;
+}
+
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
-const ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * Streamable HTTP (MCP 2025-03-26 and later, and 2026-07-28): one endpoint, POST per
@@ -159,25 +98,28 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   readonly endpoint: string;
   readonly endpointKey: string;
 
-  readonly #url: URL;
-  readonly #fetch: (input: string | URL, init?: RequestInit) => Promise<Response>;
+  readonly #http: HTTPEndpoint;
   readonly #options: AxMCPStreamableHTTPTransportOptions;
   readonly #maxBytes: number;
   readonly #timeoutMs: number;
   readonly #retry;
   readonly #ssrf: AxMCPSSRFPolicy;
+  readonly #direct: AxMCPDirectSender | undefined;
   /** Operations under way, aborted by `close()`: a set rather than one long-lived signal they all listen to. */
   readonly #open = new Set<LinkedAbort>();
   #handlers: AxMCPTransportHandlers | undefined;
-  #sessionId: string | undefined;
-  #protocolVersion: string | undefined;
   #closed = false;
 
   /**
    * Checks `options` (an unknown or misspelled key, a wrong type: `AxMCPInvalidOptionsError`,
    * code `invalid_options`) before anything else; nothing is sent before the first message.
+   * `direct` is a runtime's shorter way for POSTs (internal: `ax-mcp/node` passes one).
    */
-  constructor(url: string | URL, options: AxMCPStreamableHTTPTransportOptions = {}) {
+  constructor(
+    url: string | URL,
+    options: AxMCPStreamableHTTPTransportOptions = {},
+    direct?: AxMCPDirectSender,
+  ) {
     const label = `${new.target.name} options`;
     assertMCPOptions(STREAMABLE_HTTP_OPTIONS, options, label);
     if (options.oauth) {
@@ -193,15 +135,15 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       }
       options = { ...options, authentication: [...[options.authentication ?? []].flat(), oauth] };
     }
-    this.#url = new URL(url);
-    if (this.#url.username || this.#url.password) {
+    const target = new URL(url);
+    if (target.username || target.password) {
       throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
     }
-    const redacted = new URL(this.#url);
+    const redacted = new URL(target);
     redacted.search = '';
     redacted.hash = '';
     this.endpoint = redacted.href;
-    const key = new URL(this.#url);
+    const key = new URL(target);
     key.hash = '';
     this.endpointKey = key.href;
     this.#options = options;
@@ -209,6 +151,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#retry = resolveRetryPolicy(options.retry);
     this.#ssrf = resolveSSRFPolicy(options.ssrfProtection ?? true);
+    this.#direct = direct;
     const guardOptions: Parameters<typeof createGuardedFetch>[0] = {
       ssrfProtection: this.#ssrf,
       maxRedirects: options.maxRedirects ?? 5,
@@ -216,12 +159,17 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     if (options.fetch) guardOptions.fetch = options.fetch;
     // A custom credential header (an API key under any name) must not follow a redirect to another origin.
     guardOptions.sensitiveHeaders = authenticationSensitiveHeaders(options.authentication);
-    this.#fetch = createGuardedFetch(guardOptions);
+    this.#http = new HTTPEndpoint(
+      target,
+      createGuardedFetch(guardOptions),
+      options.headers,
+      options.authentication,
+    );
   }
 
   /** The legacy session id the server assigned, if any. */
   get sessionId(): string | undefined {
-    return this.#sessionId;
+    return this.#http.sessionId;
   }
 
   setHandlers(handlers: AxMCPTransportHandlers): void {
@@ -229,11 +177,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 
   setProtocolVersion(version: string | undefined): void {
-    this.#protocolVersion = version;
+    this.#http.protocolVersion = version;
   }
 
   resetSession(): void {
-    this.#sessionId = undefined;
+    this.#http.sessionId = undefined;
   }
 
   async request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
@@ -262,63 +210,29 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     lastEventId?: string;
   }): Promise<AxMCPEventStream | null> {
     this.#assertOpen();
-    const link = this.#link(options.signal);
-    const session = this.#sessionId;
-    let response: Response;
-    const opening = setTimeout(() => link.abort(this.#timeout('opening the event stream')), this.#timeoutMs);
-    try {
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
-      if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
-      response = await this.#send('GET', undefined, headers, link.signal);
-    } catch (error) {
-      link.dispose();
-      throw this.#rethrow(error, link.signal);
-    } finally {
-      clearTimeout(opening);
-    }
-    if (response.status === 405) {
-      link.dispose();
-      await response.body?.cancel().catch(() => {});
-      return null;
-    }
-    if (!response.ok || !isEventStream(response)) {
-      link.dispose();
-      throw await this.#statusError(response, 'GET event stream', session);
-    }
-    const state: SSEStreamState = { lastEventId: options.lastEventId, retryMs: undefined };
-    const body = response.body as ReadableStream<Uint8Array>;
-    const maxBytes = this.#maxBytes;
-    const onInvalid = (error: AxMCPProtocolError) => this.#options.onProtocolError?.(error);
-    return {
-      messages: readSSEServerMessages(body, state, maxBytes, onInvalid, link.dispose),
-      consume: async (onMessage) => {
-        try {
-          await readSSEMessagesInto(body, state, maxBytes, onInvalid, (message, eventId) => {
-            // A standalone stream carries no answer anyone waits for.
-            if (!isResponse(message)) onMessage(message, eventId);
-            return undefined;
-          });
-        } finally {
-          link.dispose();
-        }
-      },
-      get retryMs() {
-        return state.retryMs;
-      },
-      get lastEventId() {
-        return state.lastEventId;
-      },
+    const opening = {
+      http: this.#http,
+      endpoint: this.endpoint,
+      timeoutMs: this.#timeoutMs,
+      maxBytes: this.#maxBytes,
+      onProtocolError: (error: AxMCPProtocolError) => this.#options.onProtocolError?.(error),
     };
+    return openServerEventStream(opening, this.#link(options.signal), options.lastEventId);
   }
 
   async terminateSession(signal?: AbortSignal): Promise<void> {
-    const sessionId = this.#sessionId;
+    const sessionId = this.#http.sessionId;
     if (sessionId === undefined) return;
-    this.#sessionId = undefined;
+    this.#http.sessionId = undefined;
     const link = linkAbort(signal);
     const timer = setTimeout(() => link.abort(this.#timeout('ending the session')), this.#timeoutMs);
     try {
-      const response = await this.#send('DELETE', undefined, { [SESSION_HEADER]: sessionId }, link.signal);
+      const response = await this.#http.send(
+        'DELETE',
+        undefined,
+        { [SESSION_HEADER]: sessionId },
+        link.signal,
+      );
       await response.body?.cancel().catch(() => {});
     } finally {
       clearTimeout(timer);
@@ -359,20 +273,23 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   ): Promise<JSONRPCResponse> {
     this.#assertOpen();
     const link = this.#link(options.signal);
-    const session = this.#sessionId;
+    const http = this.#http;
+    const session = http.sessionId;
+    const dispatch = (incoming: JSONRPCMessage, eventId: string | undefined) =>
+      this.#dispatch(incoming, eventId, message);
     try {
       let response: Response | undefined;
-      if (this.sendDirect !== undefined && this.#options.authentication === undefined) {
-        const answer = await this.#postDirect(body, options, link.signal);
+      if (this.#direct !== undefined && !http.authenticated) {
+        const answer = await this.#postDirect(this.#direct, body, options, link.signal);
         if (answer !== undefined && 'text' in answer) {
-          this.#captureSessionId(answer.sessionId);
+          http.captureSessionId(answer.sessionId);
           options.onStatus?.(200);
-          return this.#fromJSONBody(answer.text, message);
+          return answerFromJSON(answer.text, message, this.endpoint, dispatch);
         }
         response = answer?.response;
       }
-      response ??= await this.#send('POST', body, this.#postHeaders(options), link.signal);
-      this.#captureSession(response);
+      response ??= await http.send('POST', body, postHeaders(options), link.signal);
+      http.captureSession(response);
       options.onStatus?.(response.status);
       if (response.status === 202) {
         await response.body?.cancel().catch(() => {});
@@ -384,256 +301,70 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
           },
         );
       }
-      if (!response.ok) return await this.#inBandOrThrow(response, message, session);
+      if (!response.ok) return await inBandOrThrow(response, message, this.endpoint, session);
       if (isEventStream(response)) {
-        return await this.#awaitOnStream(response, message, link.signal, this.#sessionId);
+        const reading: PostStreamReading = {
+          http,
+          endpoint: this.endpoint,
+          maxBytes: this.#maxBytes,
+          maxResumes: this.#options.maxResumeAttempts ?? 5,
+          onProtocolError: (error) => this.#options.onProtocolError?.(error),
+          dispatch,
+        };
+        return await awaitAnswerOnStream(reading, response, message, link.signal, http.sessionId);
       }
-      return this.#fromJSONBody(await readTextLimited(response, this.#maxBytes, link.signal), message);
+      const text = await readTextLimited(response, this.#maxBytes, link.signal);
+      return answerFromJSON(text, message, this.endpoint, dispatch);
     } catch (error) {
-      throw this.#rethrow(error, link.signal);
+      throw normalizeFailure(error, link.signal, this.endpoint);
     } finally {
       link.dispose();
     }
-  }
-
-  /**
-   * Reads a POST's SSE stream until this request's response, resuming after drops. A stream
-   * belongs to its session (`session`): once that was lost or replaced, there is nothing to
-   * resume, and the request fails as the lost session's.
-   */
-  async #awaitOnStream(
-    response: Response,
-    message: JSONRPCRequest,
-    signal: AbortSignal,
-    session: string | undefined,
-  ): Promise<JSONRPCResponse> {
-    const state: SSEStreamState = { lastEventId: undefined, retryMs: undefined };
-    let invalid: AxMCPProtocolError | undefined;
-    const onInvalid = (error: AxMCPProtocolError) => {
-      invalid = error;
-      this.#options.onProtocolError?.(error);
-    };
-    let current: Response = response;
-    const maxResumes = this.#options.maxResumeAttempts ?? 5;
-    for (let resumes = 0; ; ) {
-      const resumedFrom = state.lastEventId;
-      try {
-        const answer = await readSSEMessagesInto(
-          current.body as ReadableStream<Uint8Array>,
-          state,
-          this.#maxBytes,
-          onInvalid,
-          (incoming, eventId) => {
-            if (isResponse(incoming)) return answerFor(incoming, message);
-            this.#dispatch(incoming, eventId, message);
-            return undefined;
-          },
-        );
-        if (answer) return answer;
-      } catch (error) {
-        // A network failure mid-stream is resumable like a clean end: fetch reports it as a
-        // TypeError, ax-mcp/node's bodies as a typed stream_ended.
-        const broken =
-          error instanceof TypeError ||
-          (error instanceof AxMCPTransportError && error.code === 'stream_ended');
-        if (signal.aborted || !broken) throw error;
-      }
-      if (state.lastEventId === undefined) {
-        if (invalid) throw invalid;
-        throw new AxMCPTransportError(
-          'stream_ended',
-          `The response stream for "${message.method}" ended early`,
-          {
-            endpoint: this.endpoint,
-          },
-        );
-      }
-      resumes = state.lastEventId === resumedFrom ? resumes + 1 : 1;
-      if (resumes > maxResumes) {
-        throw new AxMCPTransportError('stream_ended', `Gave up resuming the stream for "${message.method}"`, {
-          endpoint: this.endpoint,
-        });
-      }
-      await delay(state.retryMs ?? 1000, signal);
-      if (session !== undefined && this.#sessionId !== session) {
-        throw new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session });
-      }
-      const headers: Record<string, string> = {
-        accept: 'text/event-stream',
-        'last-event-id': state.lastEventId,
-      };
-      current = await this.#send('GET', undefined, headers, signal);
-      if (!current.ok || !isEventStream(current)) {
-        throw await this.#statusError(current, `resuming "${message.method}"`, session);
-      }
-    }
-  }
-
-  #fromJSONBody(text: string, request: JSONRPCRequest): JSONRPCResponse {
-    let answer: JSONRPCResponse | undefined;
-    for (const message of parseJSONRPCBody(text)) {
-      if (isResponse(message)) {
-        answer = answerFor(message, request) ?? answer;
-        continue;
-      }
-      this.#dispatch(message, undefined, request);
-    }
-    if (answer) return answer;
-    throw new AxMCPTransportError(
-      'transport_error',
-      `The response to "${request.method}" did not carry its id`,
-      {
-        endpoint: this.endpoint,
-      },
-    );
-  }
-
-  /** A 4xx/5xx carrying a JSON-RPC error for this request is an answer, not a transport failure. */
-  async #inBandOrThrow(
-    response: Response,
-    request: JSONRPCRequest,
-    session: string | undefined,
-  ): Promise<JSONRPCResponse> {
-    const { text, answer, lost } = await this.#errorBody(response, session);
-    if (lost) throw lost;
-    if (answer && 'error' in answer && (answer.id === request.id || answer.id === null)) {
-      return { jsonrpc: '2.0', id: request.id, error: answer.error };
-    }
-    throw this.#statusErrorFrom(response, text, `"${request.method}"`);
   }
 
   async #postWithoutAnswer(message: JSONRPCMessage, options: AxMCPSendOptions): Promise<void> {
     this.#assertOpen();
     const link = this.#link(options.signal);
     const timer = setTimeout(() => link.abort(this.#timeout('sending a message')), this.#timeoutMs);
-    const session = this.#sessionId;
+    const session = this.#http.sessionId;
     try {
-      const response = await this.#send(
+      const response = await this.#http.send(
         'POST',
         JSON.stringify(message),
-        this.#postHeaders(options),
+        postHeaders(options),
         link.signal,
       );
-      this.#captureSession(response);
+      this.#http.captureSession(response);
       if (response.ok) {
         await response.body?.cancel().catch(() => {});
         return;
       }
-      const { text, lost } = await this.#errorBody(response, session);
-      throw lost ?? this.#statusErrorFrom(response, text, 'a message');
+      const { text, lost } = await readErrorBody(response, this.endpoint, session);
+      throw lost ?? statusErrorFrom(response, text, 'a message', this.endpoint);
     } catch (error) {
-      throw this.#rethrow(error, link.signal);
+      throw normalizeFailure(error, link.signal, this.endpoint);
     } finally {
       clearTimeout(timer);
       link.dispose();
     }
   }
 
-  /**
-   * A shorter way for a POST, which a runtime's subclass may offer (`ax-mcp/node` does, over
-   * node:http). Used only without `authentication`. It answers with the JSON text of a 200
-   * answer, with a response to handle the usual way, or with `undefined` when the request must
-   * go the full way (a redirect: the server did not act on it).
-   * @internal
-   */
-  protected sendDirect?(post: AxMCPDirectPost): Promise<AxMCPDirectAnswer | undefined>;
-
-  /** The headers `#sendOnce` would send, as a plain object, and the SSRF check of the URL. */
+  /** The headers `HTTPEndpoint.send` would send, as a plain object, and the SSRF check of the URL. */
   async #postDirect(
+    direct: AxMCPDirectSender,
     body: string,
     options: AxMCPSendOptions,
     signal: AbortSignal,
   ): Promise<AxMCPDirectAnswer | undefined> {
-    if (this.#ssrf.validateURL !== undefined) await assertURLAllowed(this.#url, this.#ssrf);
-    const headers: Record<string, string> = Object.create(null);
-    const add = (from: Record<string, string> | undefined) => {
-      if (from) for (const name of Object.keys(from)) headers[name.toLowerCase()] = from[name] as string;
-    };
-    add(this.#options.headers);
-    add(this.#postHeaders(options));
-    if (this.#sessionId !== undefined) headers[SESSION_HEADER] = this.#sessionId;
-    if (this.#protocolVersion !== undefined && headers['mcp-protocol-version'] === undefined) {
-      headers['mcp-protocol-version'] = this.#protocolVersion;
-    }
-    return (this.sendDirect as NonNullable<typeof this.sendDirect>)({
-      url: this.#url,
-      headers,
+    const url = this.#http.url;
+    if (this.#ssrf.validateURL !== undefined) await assertURLAllowed(url, this.#ssrf);
+    return direct.send({
+      url,
+      headers: this.#http.directHeaders(postHeaders(options)),
       body,
       signal,
       maxBytes: this.#maxBytes,
     });
-  }
-
-  #postHeaders(options: AxMCPSendOptions): Record<string, string> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
-    if (options.headers) Object.assign(headers, options.headers);
-    return headers;
-  }
-
-  /** One HTTP exchange, answering authentication challenges (bounded) by sending again. */
-  async #send(
-    method: 'GET' | 'POST' | 'DELETE',
-    body: string | undefined,
-    extra: Record<string, string>,
-    signal: AbortSignal,
-  ): Promise<Response> {
-    const strategies = this.#strategies;
-    for (let attempt = 0; ; attempt++) {
-      const response = await this.#sendOnce(method, body, extra, signal);
-      const seen = { status: response.status, headers: response.headers, url: this.#url };
-      for (const strategy of strategies) strategy.observe?.(seen);
-      if ((response.status !== 401 && response.status !== 403) || attempt >= MAX_CHALLENGES) return response;
-      let retry = false;
-      for (const strategy of strategies) {
-        if (!strategy.challenge) continue;
-        if (await strategy.challenge({ ...seen, method, attempt, signal })) {
-          retry = true;
-          break;
-        }
-      }
-      if (!retry) return response;
-      await response.body?.cancel().catch(() => {});
-    }
-  }
-
-  get #strategies(): readonly AxMCPAuthentication[] {
-    const authentication = this.#options.authentication;
-    if (authentication === undefined) return [];
-    return Array.isArray(authentication) ? authentication : [authentication as AxMCPAuthentication];
-  }
-
-  async #sendOnce(
-    method: 'GET' | 'POST' | 'DELETE',
-    body: string | undefined,
-    extra: Record<string, string>,
-    signal: AbortSignal,
-  ): Promise<Response> {
-    const headers = new Headers(this.#options.headers);
-    for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-    if (this.#sessionId !== undefined) headers.set(SESSION_HEADER, this.#sessionId);
-    if (this.#protocolVersion !== undefined && !headers.has('mcp-protocol-version')) {
-      headers.set('mcp-protocol-version', this.#protocolVersion);
-    }
-    const authRequest =
-      body === undefined ? { method, url: this.#url, headers } : { method, url: this.#url, headers, body };
-    const { url, headers: finalHeaders } = await applyAuthentication(
-      this.#options.authentication,
-      authRequest,
-    );
-    const init: RequestInit = { method, headers: finalHeaders, signal };
-    if (body !== undefined) init.body = body;
-    return this.#fetch(url, init);
-  }
-
-  #captureSession(response: Response): void {
-    this.#captureSessionId(response.headers.get(SESSION_HEADER));
-  }
-
-  #captureSessionId(id: string | null): void {
-    if (id !== null && /^[\x21-\x7e]+$/.test(id)) this.#sessionId = id;
   }
 
   #dispatch(message: JSONRPCMessage, eventId: string | undefined, related: JSONRPCRequest): void {
@@ -660,59 +391,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     return undefined;
   }
 
-  async #statusError(response: Response, what: string, session: string | undefined): Promise<AxMCPError> {
-    const { text, lost } = await this.#errorBody(response, session);
-    return lost ?? this.#statusErrorFrom(response, text, what);
-  }
-
-  /**
-   * The start of an error response's body, the JSON-RPC answer in it if any, and whether it
-   * says the session `session` was lost (every error path reads it the same way).
-   */
-  async #errorBody(response: Response, session: string | undefined) {
-    const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
-      () => '',
-    );
-    const answer = parseErrorAnswer(text);
-    const lost =
-      session !== undefined && sessionLost(response.status, answer)
-        ? new AxMCPSessionExpiredError(undefined, { endpoint: this.endpoint, sessionId: session })
-        : undefined;
-    return { text, answer, lost };
-  }
-
-  #statusErrorFrom(response: Response, text: string, what: string): AxMCPHTTPStatusError {
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-    const context: ConstructorParameters<typeof AxMCPHTTPStatusError>[2] = {
-      endpoint: this.endpoint,
-      bodySnippet: text.slice(0, 500),
-    };
-    if (retryAfterMs !== undefined) context.retryAfterMs = retryAfterMs;
-    return new AxMCPHTTPStatusError(response.status, `HTTP ${response.status} for ${what}`, context);
-  }
-
-  /** Normalizes failures: aborts keep their reason; raw network errors become typed. */
-  #rethrow(error: unknown, signal: AbortSignal): unknown {
-    if (signal.aborted) return abortReason(signal);
-    if (error instanceof TypeError) {
-      return new AxMCPTransportError(
-        'transport_error',
-        `Could not reach ${this.endpoint}: ${error.message}`,
-        {
-          endpoint: this.endpoint,
-          cause: error,
-        },
-      );
-    }
-    return error;
-  }
-
   #timeout(what: string): AxMCPTransportError {
-    return new AxMCPTransportError(
-      'transport_error',
-      `Timed out ${what} after ${this.#timeoutMs} ms (the transport's timeoutMs option)`,
-      { endpoint: this.endpoint },
-    );
+    return timeoutError(what, this.#timeoutMs, this.endpoint);
   }
 
   #assertOpen(): void {
@@ -721,40 +401,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 }
 
-/**
- * A response answers this request when it carries its id — or, being an error, no id
- * at all: a POST carries exactly one request, so an id-less error can only be about it.
- */
-function answerFor(response: JSONRPCResponse, request: JSONRPCRequest): JSONRPCResponse | undefined {
-  if (response.id === request.id) return response;
-  if (response.id === null && 'error' in response)
-    return { jsonrpc: '2.0', id: request.id, error: response.error };
-  return undefined;
-}
-
-function isEventStream(response: Response): boolean {
-  return (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
-}
-
-function parseErrorAnswer(text: string): JSONRPCResponse | undefined {
-  if (text === '') return undefined;
-  try {
-    const [first] = parseJSONRPCBody(text);
-    return first && isResponse(first) ? first : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A legacy server that lost the session answers 404 (the specification), or — some
- * servers — 400 with an id-less error about the session. Only meaningful while a
- * session id is held: the stateless era has none, and its 404 means "unknown method".
- */
-function sessionLost(status: number, answer: JSONRPCResponse | undefined): boolean {
-  if (status === 404) return true;
-  if (status === 400 && answer && 'error' in answer && answer.id === null) {
-    return /session/i.test(answer.error.message);
-  }
-  return false;
+function postHeaders(options: AxMCPSendOptions): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  if (options.headers) Object.assign(headers, options.headers);
+  return headers;
 }

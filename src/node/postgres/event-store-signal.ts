@@ -1,0 +1,170 @@
+/**
+ * Wake-ups of the PostgreSQL event store: `NOTIFY` on the schema's channel when work becomes
+ * claimable (at most one per interval, the last one never dropped), and a `LISTEN`
+ * connection that calls its listeners. Internal to `AxPostgresEventStore`.
+ */
+
+import type pg from 'pg';
+import { AxEventError } from '../../events/errors.js';
+import type { PostgresConnection } from './connection.js';
+
+/** Options of {@link WorkSignal}. */
+export interface WorkSignalOptions {
+  /** The channel (a checked identifier). */
+  channel: string;
+  /** Send `NOTIFY` at all. */
+  notify: boolean;
+  /** Least time between two `NOTIFY`s. */
+  intervalMs: number;
+  /** Failures with no caller. */
+  report: (error: unknown) => void;
+  /** Wrap a database failure in the store's error type. */
+  wrap: (error: unknown) => Error;
+}
+
+/** The `NOTIFY` sender and `LISTEN` receiver of one store. */
+export class WorkSignal {
+  readonly #c: PostgresConnection;
+  readonly #o: WorkSignalOptions;
+  readonly #listeners = new Set<() => void>();
+  #listenStop: AbortController | null = null;
+  #listening: Promise<void> | null = null;
+  #notifyTimer: ReturnType<typeof setTimeout> | null = null;
+  #lastNotify = 0;
+  #closed = false;
+
+  constructor(connection: PostgresConnection, options: WorkSignalOptions) {
+    this.#c = connection;
+    this.#o = options;
+  }
+
+  /**
+   * Call `listener` whenever work may have become claimable anywhere on this database (a
+   * `NOTIFY` from any store on the same schema), and once when listening starts. The first
+   * listener opens a `LISTEN` connection (one pool connection, kept while anyone listens,
+   * reopened after a failure); returns the function that removes the listener.
+   */
+  onWork(listener: () => void): () => void {
+    if (this.#closed) return () => undefined;
+    this.#listeners.add(listener);
+    if (!this.#listenStop || this.#listenStop.signal.aborted) {
+      const stop = new AbortController();
+      this.#listenStop = stop;
+      const previous = this.#listening ?? Promise.resolve();
+      this.#listening = previous.then(() => this.#listen(stop.signal));
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) this.#listenStop?.abort();
+    };
+  }
+
+  #ring(): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener();
+      } catch (error) {
+        this.#o.report(error);
+      }
+    }
+  }
+
+  async #listen(stop: AbortSignal): Promise<void> {
+    let delay = 100;
+    while (!stop.aborted && !this.#closed) {
+      let client: pg.PoolClient | null = null;
+      let failure: unknown = null;
+      const onNotification = (message: pg.Notification) => {
+        if (message.channel === this.#o.channel) this.#ring();
+      };
+      let onError: (error: Error) => void = () => undefined;
+      let onEnd: () => void = () => undefined;
+      let onStop: () => void = () => undefined;
+      try {
+        client = await (await this.#c.pool()).connect();
+        const lost = new Promise<unknown>((resolve) => {
+          onError = (error) => resolve(error);
+          onEnd = () => resolve(new AxEventError('store_error', 'The LISTEN connection ended'));
+          onStop = () => resolve(null);
+        });
+        client.on('error', onError);
+        client.on('end', onEnd);
+        client.on('notification', onNotification);
+        stop.addEventListener('abort', onStop, { once: true });
+        if (stop.aborted) onStop();
+        await client.query(`LISTEN "${this.#o.channel}"`);
+        delay = 100;
+        this.#ring();
+        failure = await lost;
+      } catch (error) {
+        failure = error;
+      }
+      stop.removeEventListener('abort', onStop);
+      if (client) {
+        client.off('notification', onNotification);
+        client.off('end', onEnd);
+        if (failure === null) {
+          try {
+            await client.query(`UNLISTEN "${this.#o.channel}"`);
+            client.off('error', onError);
+            client.release();
+          } catch (error) {
+            client.off('error', onError);
+            client.release(error instanceof Error ? error : true);
+          }
+        } else {
+          client.off('error', onError);
+          client.release(failure instanceof Error ? failure : true);
+        }
+      }
+      if (failure === null || stop.aborted || this.#closed) continue;
+      this.#o.report(this.#o.wrap(failure));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay);
+        function done() {
+          clearTimeout(timer);
+          stop.removeEventListener('abort', done);
+          resolve();
+        }
+        stop.addEventListener('abort', done, { once: true });
+      });
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+
+  /** Tell idle workers (here and elsewhere) to look for work; at most one NOTIFY per interval. */
+  wake(): void {
+    if (!this.#o.notify || this.#closed || this.#notifyTimer) return;
+    const wait = this.#lastNotify + this.#o.intervalMs - Date.now();
+    if (wait <= 0) {
+      void this.#notify();
+      return;
+    }
+    this.#notifyTimer = setTimeout(() => {
+      this.#notifyTimer = null;
+      void this.#notify();
+    }, wait);
+  }
+
+  async #notify(): Promise<void> {
+    this.#lastNotify = Date.now();
+    try {
+      await this.#c.query('SELECT pg_notify($1, $2)', [this.#o.channel, '']);
+    } catch (error) {
+      if (!this.#c.closed) this.#o.report(error);
+    }
+  }
+
+  /** Send a pending `NOTIFY` now and stop listening. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#notifyTimer) {
+      clearTimeout(this.#notifyTimer);
+      this.#notifyTimer = null;
+      await this.#notify();
+    }
+    this.#listeners.clear();
+    this.#listenStop?.abort();
+    await this.#listening;
+  }
+}

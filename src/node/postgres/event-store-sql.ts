@@ -1,0 +1,108 @@
+/**
+ * The longer SQL texts of the PostgreSQL event store, with `{name}` for its tables.
+ * Internal to `AxPostgresEventStore`.
+ */
+
+import type { AxEventAppendInput } from '../../events/store.js';
+import { toPgText as t, toPgTextOrNull as tn } from './connection.js';
+import { json } from './event-store-rows.js';
+
+/** A compare-and-set transition: the fencing token and a leased status are its condition. */
+export const UPDATE_LEASED = `UPDATE {deliveries} SET status = $3,
+    target_id = COALESCE($4::text, target_id),
+    instance_key = COALESCE($5::text, instance_key),
+    started_at = COALESCE($6::float8, started_at),
+    output = CASE WHEN $7::boolean THEN $8::text ELSE output END,
+    error = CASE WHEN $9::boolean THEN $10::text ELSE error END,
+    attempt = COALESCE($11::integer, attempt),
+    due_at = CASE WHEN $12::boolean THEN $13::float8 ELSE due_at END,
+    lease_owner = CASE WHEN $14::boolean THEN NULL ELSE lease_owner END,
+    lease_until = CASE WHEN $14::boolean THEN NULL ELSE lease_until END,
+    finished_at = $15::float8
+  WHERE id = $1 AND fencing = $2 AND status IN ('claimed','running')
+  RETURNING seq`;
+
+/**
+ * The deliveries of one event, from column arrays starting at parameter `$first` (event key
+ * and time are `$1`/`$5` of the append, passed in as SQL). Rows go in in ordering-key hash
+ * order, so concurrent appends take their ordering locks in one order and cannot deadlock.
+ */
+export function insertDeliveries(first: number, eventKey: string, now: string): string {
+  const p = (i: number, type: string) => `$${first + i}::${type}[]`;
+  return `INSERT INTO {deliveries} (id, run_id, kind, event_key, route_id, action, target_id, instance_key,
+      ordering_key, due_at, coalesce_key, correlation, plan_error, status, created_at)
+    SELECT x.id, x.run_id, 'event', ${eventKey}, x.route_id, x.action, x.target_id, x.instance_key,
+      x.ordering_key, x.due_at, x.coalesce_key, x.correlation, x.plan_error, 'queued', ${now}
+    FROM unnest(${p(0, 'text')}, ${p(1, 'text')}, ${p(2, 'text')}, ${p(3, 'text')}, ${p(4, 'text')},
+      ${p(5, 'text')}, ${p(6, 'text')}, ${p(7, 'float8')}, ${p(8, 'text')}, ${p(9, 'text')}, ${p(10, 'text')})
+      WITH ORDINALITY AS x(id, run_id, route_id, action, target_id, instance_key, ordering_key, due_at,
+        coalesce_key, correlation, plan_error, ord)`;
+}
+
+/** Column arrays of delivery drafts, in the order {@link insertDeliveries} reads them. */
+export function draftColumns(drafts: AxEventAppendInput['deliveries']): unknown[] {
+  return [
+    drafts.map((d) => t(d.id)),
+    drafts.map((d) => t(d.runId)),
+    drafts.map((d) => t(d.routeId)),
+    drafts.map((d) => d.action),
+    drafts.map((d) => tn(d.targetId)),
+    drafts.map((d) => t(d.instanceKey)),
+    drafts.map((d) => tn(d.orderingKey)),
+    drafts.map((d) => d.dueAt),
+    drafts.map((d) => tn(d.coalesceKey)),
+    drafts.map((d) => json(d.correlation)),
+    drafts.map((d) => json(d.planError)),
+  ];
+}
+
+/**
+ * One append without coalescing, as one statement: room check, dedupe insert, and the event
+ * and its deliveries only if the dedupe key was new.
+ */
+export const APPEND = `WITH room AS (
+           SELECT $11::integer = 0 OR COALESCE(sum(pending), 0) + $11::integer <= $12::float8 AS ok
+           FROM {counters}),
+         dd AS (
+           INSERT INTO {dedupe} (scope, source, event_id, delivery_ids, created_at)
+           SELECT $1::text, $2::text, $3::text, $4::text, $5::float8 FROM room WHERE room.ok
+           ON CONFLICT DO NOTHING RETURNING 1 AS one),
+         ev AS (
+           INSERT INTO {events} (key, scope, ingress, bytes, received_at)
+           SELECT $6::text, $7::text, $8::text, $9::integer, $10::float8
+           WHERE $11::integer > 0 AND EXISTS (SELECT 1 FROM dd)),
+         dl AS (
+           ${insertDeliveries(13, '$6::text', '$5::float8')}
+           WHERE EXISTS (SELECT 1 FROM dd)
+           ORDER BY hashtext(x.ordering_key), x.ord)
+         SELECT (SELECT count(*) FROM dd)::integer AS appended, (SELECT ok FROM room) AS room`;
+
+/**
+ * Lease up to `$2` deliveries: expired leases first (crash recovery), then due work in
+ * (due_at, seq) order; heads of their ordering keys only; rows another claimer holds are
+ * skipped; the event comes along. The claim commits without waiting for its WAL flush
+ * (`relaxed`): a claim lost in a database crash only makes the delivery claimable again, and
+ * the `running` transition, which always precedes invoking a target, commits synchronously
+ * and so flushes the claim with it (WAL is flushed in order).
+ */
+export const CLAIM = `WITH expired AS (
+         SELECT d.id, d.status AS previous_status, 0 AS branch, d.lease_until AS sort_at
+         FROM {deliveries} d
+         WHERE d.status IN ('claimed','running') AND d.lease_until <= $1 AND d.is_head
+         ORDER BY d.lease_until LIMIT $2 FOR UPDATE OF d SKIP LOCKED),
+       due AS (
+         SELECT d.id, d.status AS previous_status, 1 AS branch, d.due_at AS sort_at
+         FROM {deliveries} d
+         WHERE d.status IN ('queued','failed') AND d.due_at <= $1 AND d.is_head
+         ORDER BY d.due_at, d.seq LIMIT ($2 - (SELECT count(*) FROM expired)) FOR UPDATE OF d SKIP LOCKED),
+       picked AS (SELECT * FROM expired UNION ALL SELECT * FROM due),
+       relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS done),
+       claimed AS (
+         UPDATE {deliveries} d SET status = 'claimed', attempt = d.attempt + 1, fencing = d.fencing + 1,
+           lease_owner = $3, lease_until = $4
+         FROM picked p, relaxed WHERE d.id = p.id
+         RETURNING d.*, p.previous_status, p.branch, p.sort_at)
+       SELECT c.*, e.scope AS event_scope, e.ingress AS event_ingress, e.bytes AS event_bytes,
+         e.received_at AS event_received_at
+       FROM claimed c LEFT JOIN {events} e ON e.key = c.event_key
+       ORDER BY c.branch, c.sort_at, c.seq`;

@@ -1,0 +1,240 @@
+/**
+ * One worker of a fleet sharing an {@link AxPostgresEventStore}: an event runtime driven by
+ * lanes that each claim and run one delivery at a time, sleep while nothing is due, and wake
+ * on the store's `LISTEN/NOTIFY` signal (or at the next due time) instead of polling hot.
+ * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
+ */
+
+import { AxEventClosedError, type AxEventConfigError, assertEventOptions } from '../../events/errors.js';
+import type { AxEventRuntime } from '../../events/runtime.js';
+import { eventRuntime } from '../../events/runtime.js';
+import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
+import { instance, number, object, required } from '../../options/check.js';
+import { AxPostgresEventStore } from './event-store.js';
+
+/** Options of {@link AxPostgresEventWorker}: the runtime's, with the store it runs on. */
+export interface AxPostgresEventWorkerOptions
+  extends Omit<AxEventRuntimeConfig, 'store' | 'scheduling' | 'coordination'> {
+  /** The shared store. The worker does not close it. */
+  store: AxPostgresEventStore;
+  /** Deliveries this worker runs at once (its lanes). Default 4. */
+  workerConcurrency?: number;
+  /**
+   * Longest sleep of an idle lane. `NOTIFY` and the next due time (retries, debounces, lease
+   * expiries) wake it sooner, so this is only a safety net. Default 5000 ms.
+   */
+  pollIntervalMs?: number;
+}
+
+/** The worker sets these on its runtime itself. */
+const SET_BY_WORKER = new Set(['store', 'scheduling', 'coordination']);
+const RUNTIME_KEYS = Object.fromEntries(
+  Object.entries(RUNTIME_CONFIG.keys).filter(([key]) => !SET_BY_WORKER.has(key)),
+);
+
+/**
+ * What {@link AxPostgresEventWorker} accepts: the runtime's options but `store`,
+ * `scheduling` and `coordination` (the worker sets those), and its store. Checked once in the
+ * constructor, before anything connects.
+ */
+export const POSTGRES_EVENT_WORKER_OPTIONS = object(
+  {
+    ...RUNTIME_KEYS,
+    store: required(
+      instance('an AxPostgresEventStore', (v) => {
+        const store = v as Partial<AxPostgresEventStore> | null;
+        return (
+          v instanceof AxPostgresEventStore ||
+          (typeof store === 'object' &&
+            store !== null &&
+            typeof store.migrate === 'function' &&
+            typeof store.onWork === 'function' &&
+            typeof store.claim === 'function')
+        );
+      }),
+    ),
+    workerConcurrency: number({ integer: true, min: 1 }),
+    pollIntervalMs: number({ min: 1 }),
+  },
+  { expected: 'options { store, routes?, targets?, sources?, workerConcurrency?, … }' },
+);
+
+/** Options of {@link AxPostgresEventWorker.close}. */
+export interface AxPostgresEventWorkerCloseOptions {
+  /**
+   * How long running deliveries may take to finish. After it, they are aborted: idempotent
+   * ones are handed back to the fleet, others end `outcome_unknown`. Default: wait for them.
+   */
+  drainTimeoutMs?: number;
+}
+
+/**
+ * A worker process's share of a PostgreSQL-backed event runtime. Run as many as you like,
+ * on as many machines as you like, against one store schema.
+ */
+export class AxPostgresEventWorker {
+  /** The runtime (host-scheduled, `multi-worker`); publish, inspect runs and redrive through it. */
+  readonly runtime: AxEventRuntime;
+  readonly store: AxPostgresEventStore;
+  readonly #concurrency: number;
+  readonly #pollMs: number;
+  readonly #onError: AxEventRuntimeConfig['onError'];
+  readonly #stop = new AbortController();
+  readonly #waiters = new Set<() => void>();
+  readonly #lanes: Promise<void>[] = [];
+  #generation = 0;
+  /** The `nextDueAt()` query idle lanes are waiting for (shared while it runs). */
+  #nextDue: Promise<number | null> | null = null;
+  #unsubscribe: (() => void) | null = null;
+  #started = false;
+  #busy = 0;
+  #closing: Promise<void> | null = null;
+
+  /**
+   * Checks the options (the routes, targets and sources in them too) before anything
+   * connects: a problem throws {@link AxEventConfigError} (`invalid_options`) with its path.
+   */
+  constructor(options: AxPostgresEventWorkerOptions) {
+    assertEventOptions(POSTGRES_EVENT_WORKER_OPTIONS, options, 'AxPostgresEventWorker options');
+    const { store, workerConcurrency = 4, pollIntervalMs = 5000, ...runtimeOptions } = options;
+    this.store = store;
+    this.#concurrency = workerConcurrency;
+    this.#pollMs = pollIntervalMs;
+    this.#onError = runtimeOptions.onError;
+    this.runtime = eventRuntime({
+      ...runtimeOptions,
+      store,
+      workerConcurrency,
+      pollIntervalMs,
+      scheduling: 'host',
+      coordination: 'multi-worker',
+    });
+  }
+
+  /** The lease owner name of this worker's claims. */
+  get workerId(): string {
+    return this.runtime.workerId;
+  }
+
+  /** Lanes inside a claim or a run right now (at most `workerConcurrency`). */
+  get busy(): number {
+    return this.#busy;
+  }
+
+  /** Migrate the store if needed, start the runtime (and its sources), then the lanes. */
+  async start(): Promise<void> {
+    if (this.#closing) throw new AxEventClosedError('PostgreSQL event worker');
+    if (this.#started) return;
+    this.#started = true;
+    await this.store.migrate();
+    await this.runtime.start();
+    this.#unsubscribe = this.store.onWork(() => this.#ring());
+    for (let i = 0; i < this.#concurrency; i++) this.#lanes.push(this.#lane());
+  }
+
+  #report(error: unknown): void {
+    try {
+      this.#onError?.(error, { phase: 'scheduler' });
+    } catch {
+      // An error handler that throws must not stop a lane.
+    }
+  }
+
+  /** Wake every idle lane (new work may be claimable). */
+  #ring(): void {
+    this.#generation++;
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  async #lane(): Promise<void> {
+    const stop = this.#stop.signal;
+    while (!stop.aborted) {
+      const generation = this.#generation;
+      let executed = 0;
+      this.#busy++;
+      try {
+        executed = (await this.runtime.runDue({ limit: 1, signal: stop })).executed;
+      } catch (error) {
+        this.#report(error);
+        await this.#sleep(Math.min(this.#pollMs, 1000), -1);
+        continue;
+      } finally {
+        this.#busy--;
+      }
+      if (executed === 0) await this.#idle(generation);
+    }
+  }
+
+  /** Sleep until a wake-up, the next due time, or the poll interval, whichever comes first. */
+  async #idle(generation: number): Promise<void> {
+    if (generation !== this.#generation || this.#stop.signal.aborted) return;
+    let next: number | null;
+    try {
+      if (!this.#nextDue) {
+        const query = this.store.nextDueAt();
+        this.#nextDue = query;
+        const clear = () => {
+          if (this.#nextDue === query) this.#nextDue = null;
+        };
+        query.then(clear, clear);
+      }
+      next = await this.#nextDue;
+    } catch (error) {
+      this.#report(error);
+      next = null;
+    }
+    const now = this.runtime.clock.now();
+    // Something due now that this lane could not claim is held by another claimer, or waits
+    // behind a delivery of its ordering key: look again shortly rather than spin.
+    const ms = next === null ? this.#pollMs : Math.min(this.#pollMs, Math.max(20, next - now));
+    await this.#sleep(ms, generation);
+  }
+
+  #sleep(ms: number, generation: number): Promise<void> {
+    const stop = this.#stop.signal;
+    if (stop.aborted || (generation !== -1 && generation !== this.#generation)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const controller = new AbortController();
+      const wake = () => controller.abort();
+      this.#waiters.add(wake);
+      stop.addEventListener('abort', wake, { once: true });
+      void this.runtime.clock.sleep(ms, controller.signal).then(() => {
+        this.#waiters.delete(wake);
+        stop.removeEventListener('abort', wake);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Stop gracefully: claim nothing more, let running deliveries finish (up to
+   * `drainTimeoutMs`, then abort them), then close the runtime and its sources. The store
+   * stays open. Idempotent.
+   */
+  close(options: AxPostgresEventWorkerCloseOptions = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#stop.abort();
+      this.#unsubscribe?.();
+      this.#ring();
+      const drained = Promise.all(this.#lanes);
+      const limit = options.drainTimeoutMs;
+      if (limit !== undefined && Number.isFinite(limit)) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timedOut = await Promise.race([
+          drained.then(() => false),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(true), Math.max(0, limit));
+          }),
+        ]);
+        clearTimeout(timer);
+        // Aborting hands idempotent deliveries back and ends the others outcome_unknown.
+        if (timedOut) await this.runtime.close({ drain: false });
+      }
+      await drained;
+      await this.runtime.close({ drain: false });
+    })();
+    return this.#closing;
+  }
+}

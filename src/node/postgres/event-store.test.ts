@@ -1,0 +1,722 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { AxManualEventClock } from '../../events/clock.js';
+import { normalizeIngress } from '../../events/envelope.js';
+import { eventPath } from '../../events/path.js';
+import type { AxEventRouteDefinition } from '../../events/route.js';
+import { eventRoute } from '../../events/route-builder.js';
+import { eventRuntime } from '../../events/runtime.js';
+import type { AxEventDeliveryDraft, EventStore } from '../../events/store.js';
+import { eventTarget } from '../../events/target-builder.js';
+import { runEventStoreConformance } from '../../testing/event-store-conformance.js';
+import { AxPostgresEventStore, type AxPostgresEventStoreOptions } from './event-store.js';
+import { AxPostgresEventWorker } from './event-store-worker.js';
+
+const url = process.env.AX_MCP_TEST_POSTGRES_URL;
+if (!url) {
+  console.warn(
+    '[postgres/event-store.test] SKIPPED: AX_MCP_TEST_POSTGRES_URL is not set, so the PostgreSQL event store ' +
+      'tests did not run. Set it to a database you can write to, e.g. postgres://postgres@127.0.0.1:5432/test',
+  );
+}
+const describePg = describe.skipIf(!url);
+
+/** Every schema a test made; all are dropped at the end. */
+const schemas = new Set<string>();
+let adminPool: pg.Pool | null = null;
+const admin = () => (adminPool ??= new pg.Pool({ connectionString: url, max: 4 }));
+const freshSchema = () => {
+  const schema = `ax_test_${randomBytes(6).toString('hex')}`;
+  schemas.add(schema);
+  return schema;
+};
+const dropSchema = async (schema: string) => {
+  await admin().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  schemas.delete(schema);
+};
+
+afterAll(async () => {
+  if (!url) return;
+  for (const schema of [...schemas]) await dropSchema(schema);
+  await adminPool?.end();
+});
+
+const open = (options: Partial<AxPostgresEventStoreOptions> = {}) =>
+  AxPostgresEventStore.open({ connectionString: url, schema: freshSchema(), poolSize: 4, ...options });
+
+runEventStoreConformance({
+  name: 'AxPostgresEventStore conformance',
+  describe: describePg,
+  it,
+  create: () => open(),
+  dispose: async (store: EventStore) => {
+    await store.close();
+    await dropSchema((store as AxPostgresEventStore).schema);
+  },
+});
+
+let n = 0;
+const draft = (overrides: Partial<AxEventDeliveryDraft> = {}): AxEventDeliveryDraft => ({
+  id: `dlv_${++n}_${randomBytes(3).toString('hex')}`,
+  runId: `run_${n}_${randomBytes(3).toString('hex')}`,
+  routeId: 'route',
+  action: 'wake',
+  targetId: 'target',
+  instanceKey: 'i',
+  orderingKey: null,
+  dueAt: 0,
+  coalesceKey: null,
+  correlation: null,
+  planError: null,
+  ...overrides,
+});
+
+async function publish(
+  store: EventStore,
+  deliveries: AxEventDeliveryDraft[],
+  id = `e${++n}`,
+  scope = 'anonymous',
+) {
+  const { record, bytes } = normalizeIngress({ event: { id, source: 'test://pg', type: 't', data: { n } } });
+  const result = await store.append({
+    dedupe: { scope, source: 'test://pg', id },
+    event: {
+      key: `evt_${id}_${randomBytes(3).toString('hex')}`,
+      scope,
+      ingress: record,
+      bytes,
+      receivedAt: 0,
+    },
+    deliveries,
+    now: 0,
+  });
+  if (result.status !== 'appended') throw new Error(`append: ${result.status}`);
+  return result.deliveryIds;
+}
+
+const realPending = async (schema: string) =>
+  Number(
+    (
+      await admin().query(
+        `SELECT count(*) AS n FROM "${schema}".ax_event_deliveries WHERE status IN ('queued','failed','claimed','running')`,
+      )
+    ).rows[0].n,
+  );
+
+const waitUntil = async (check: () => boolean | Promise<boolean>, timeoutMs = 5000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describePg('AxPostgresEventStore', () => {
+  it('is durable and multi-worker, and refuses unsafe schema names before touching the database', async () => {
+    const store = await open();
+    expect(store.durability).toBe('durable');
+    expect(store.capabilities.multiWorker).toBe(true);
+    await store.close();
+    for (const schema of ['Ax', 'a-b', 'x"; DROP TABLE t; --', 'pg_mine', '1abc', '', 'a'.repeat(41)]) {
+      expect(() => new AxPostgresEventStore({ connectionString: url, schema })).toThrow(
+        expect.objectContaining({ code: 'invalid_options' }),
+      );
+    }
+    expect(() => new AxPostgresEventStore({ schema: 'ok' })).toThrow(
+      /exactly one of pool and connectionString/,
+    );
+    await expect(store.countPending()).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('migrates once when many processes open a fresh schema at once, and refuses a newer schema', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 }),
+      ),
+    );
+    const versions = await admin().query(`SELECT component, version FROM "${schema}".ax_schema_versions`);
+    expect(versions.rows).toEqual([{ component: 'events', version: 1 }]);
+    await stores[0]?.migrate();
+    expect(await stores[1]?.countPending()).toBe(0);
+    await Promise.all(stores.map((s) => s.close()));
+    await admin().query(`UPDATE "${schema}".ax_schema_versions SET version = 99 WHERE component = 'events'`);
+    await expect(AxPostgresEventStore.open({ connectionString: url, schema })).rejects.toThrow(/version 99/);
+  });
+
+  it('closes what it opened: its own pool, and only its LISTEN connection of a pool you pass', async () => {
+    const application = `ax_close_${randomBytes(4).toString('hex')}`;
+    const connections = async () =>
+      Number(
+        (
+          await admin().query('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [
+            application,
+          ])
+        ).rows[0].n,
+      );
+    const owned = await open({ connectionString: `${url}?application_name=${application}` });
+    let woken = 0;
+    owned.onWork(() => woken++);
+    await waitUntil(() => woken > 0);
+    expect(await connections()).toBeGreaterThanOrEqual(1);
+    await owned.close();
+    await waitUntil(async () => (await connections()) === 0);
+
+    const pool = new pg.Pool({ connectionString: url, max: 3 });
+    const shared = await AxPostgresEventStore.open({ pool, schema: freshSchema() });
+    let rings = 0;
+    shared.onWork(() => rings++);
+    await waitUntil(() => rings > 0);
+    expect(pool.totalCount - pool.idleCount).toBe(1);
+    await shared.close();
+    expect(pool.totalCount - pool.idleCount).toBe(0);
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+  });
+
+  it('lets several stores share one pool, on one schema or on several', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const [s1, s2] = [freshSchema(), freshSchema()];
+    const stores = [
+      new AxPostgresEventStore({ pool, schema: s1 }),
+      new AxPostgresEventStore({ pool, schema: s2 }),
+      new AxPostgresEventStore({ pool, schema: s1 }),
+    ];
+    // One connection, so every prepared statement of every store meets on it, in another order.
+    expect(await stores[2]?.claim({ workerId: 'w', now: 0, leaseMs: 10, limit: 10 })).toEqual([]);
+    for (const [i, store] of stores.entries())
+      await publish(store, [draft(), draft({ orderingKey: `k${i}` })]);
+    expect(await Promise.all(stores.map((s) => s.countPending()))).toEqual([4, 2, 4]);
+    const claims = await stores[2]?.claim({ workerId: 'w', now: 0, leaseMs: 10, limit: 10 });
+    expect(claims).toHaveLength(4);
+    expect(await stores[1]?.claim({ workerId: 'w', now: 0, leaseMs: 10, limit: 10 })).toHaveLength(2);
+    for (const store of stores) await store.close();
+    await pool.end();
+  });
+
+  it('wakes listeners in other processes with NOTIFY, at most once per interval, and never drops the last', async () => {
+    const schema = freshSchema();
+    const publisher = await AxPostgresEventStore.open({
+      connectionString: url,
+      schema,
+      poolSize: 2,
+      notifyIntervalMs: 200,
+    });
+    const worker = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    let rings = 0;
+    const unsubscribe = worker.onWork(() => rings++);
+    await waitUntil(() => rings === 1);
+    await publish(publisher, [draft()]);
+    await waitUntil(() => rings === 2, 2000);
+    // A burst inside one interval sends one more NOTIFY, at its end.
+    for (let i = 0; i < 20; i++) await publish(publisher, [draft()]);
+    await waitUntil(() => rings >= 3, 2000);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rings).toBeLessThanOrEqual(4);
+    // Nothing is sent for an event no route matched.
+    const before = rings;
+    await publish(publisher, []);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rings).toBe(before);
+    unsubscribe();
+    await publisher.close();
+    await worker.close();
+  });
+
+  it('keeps its pending counter equal to the real count through every kind of change', async () => {
+    const store = await open();
+    const clock = new AxManualEventClock(0);
+    let calls = 0;
+    const flaky = eventTarget('flaky')
+      .retrySafety('idempotent')
+      .invoke(() => {
+        if (++calls % 3 === 0) throw new Error('every third fails');
+        return calls;
+      })
+      .sink({ id: 'log', write: () => undefined })
+      .build();
+    const runtime = eventRuntime({
+      routes: [eventRoute('r').types('x').instanceKey(eventPath.data('k')).wake(flaky).build()],
+      store,
+      clock,
+      scheduling: 'host',
+      maxAttempts: 2,
+      retryBaseMs: 10,
+    });
+    const receipts = [];
+    for (let i = 0; i < 30; i++)
+      receipts.push(
+        await runtime.publish({ event: { id: `${i}`, source: 's', type: 'x', data: { k: `k${i % 4}` } } }),
+      );
+    expect(await store.countPending()).toBe(await realPending(store.schema));
+    expect(await store.countPending()).toBe(30);
+    await runtime.cancelRun(receipts[0]?.deliveryIds[0] as string);
+    await runtime.runDue({ limit: 10 });
+    expect(await store.countPending()).toBe(await realPending(store.schema));
+    for (let i = 0; i < 5; i++) {
+      clock.advance(100);
+      await runtime.runDue();
+    }
+    for (const letter of await runtime.listDeadLetters()) await runtime.redrive(letter.id);
+    expect(await store.countPending()).toBe(await realPending(store.schema));
+    await runtime.runDue();
+    clock.advance(10 * 24 * 60 * 60 * 1000);
+    await store.prune({ now: clock.now() });
+    expect(await store.countPending()).toBe(await realPending(store.schema));
+    await runtime.close();
+    await store.close();
+  });
+
+  it('keeps one head per ordering key: several deliveries of one key in one event run in draft order', async () => {
+    const store = await open();
+    const [a, b, c] = await publish(store, [
+      draft({ orderingKey: 'k' }),
+      draft({ orderingKey: 'k' }),
+      draft({ orderingKey: 'other' }),
+    ]);
+    const first = await store.claim({ workerId: 'w', now: 0, leaseMs: 1000, limit: 10 });
+    expect(first.map((x) => x.delivery.id).sort()).toEqual([a, c].sort());
+    const ca = first.find((x) => x.delivery.id === a);
+    await store.transition({
+      deliveryId: a as string,
+      fencingToken: ca?.delivery.fencingToken as number,
+      now: 1,
+      status: 'succeeded',
+    });
+    expect(
+      (await store.claim({ workerId: 'w', now: 1, leaseMs: 1000, limit: 10 })).map((x) => x.delivery.id),
+    ).toEqual([b]);
+    await store.close();
+  });
+
+  it('a redriven earlier delivery goes back in front of its key, as in the SQLite store', async () => {
+    const store = await open();
+    const [a] = await publish(store, [draft({ orderingKey: 'k' })]);
+    const [b] = await publish(store, [draft({ orderingKey: 'k' })]);
+    const [c] = await publish(store, [draft({ orderingKey: 'k' })]);
+    const ca = (await store.claim({ workerId: 'w', now: 0, leaseMs: 1000, limit: 5 }))[0];
+    expect(ca?.delivery.id).toBe(a);
+    await store.transition({
+      deliveryId: a as string,
+      fencingToken: ca?.delivery.fencingToken as number,
+      now: 1,
+      status: 'dead_lettered',
+      deadLetter: { id: 'dl-a', reason: 'max_attempts' },
+    });
+    const cb = (await store.claim({ workerId: 'w', now: 2, leaseMs: 10, limit: 5 }))[0];
+    expect(cb?.delivery.id).toBe(b);
+    expect(await store.redrive({ deadLetterId: 'dl-a', now: 3 })).toBe(a);
+    // a is first again; b keeps running; c waits for both.
+    const next = await store.claim({ workerId: 'w', now: 100, leaseMs: 1000, limit: 5 });
+    expect(next.map((x) => x.delivery.id)).toEqual([a]);
+    expect(next.some((x) => x.delivery.id === c)).toBe(false);
+    await store.close();
+  });
+
+  it('rejects a fenced-out worker: once another worker took the expired lease, the old one cannot commit', async () => {
+    const schema = freshSchema();
+    const first = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const second = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const [id] = await publish(first, [draft({ orderingKey: 'k' })]);
+    const [behind] = await publish(first, [draft({ orderingKey: 'k' })]);
+    const stale = (await first.claim({ workerId: 'w1', now: 0, leaseMs: 100, limit: 1 }))[0];
+    expect(stale?.delivery.id).toBe(id);
+    const token = stale?.delivery.fencingToken as number;
+    expect(
+      await first.transition({ deliveryId: id as string, fencingToken: token, now: 10, status: 'running' }),
+    ).toBe(true);
+    expect(await second.claim({ workerId: 'w2', now: 50, leaseMs: 100, limit: 5 })).toEqual([]);
+    const taken = (await second.claim({ workerId: 'w2', now: 100, leaseMs: 1000, limit: 5 }))[0];
+    expect([taken?.delivery.id, taken?.recovered, taken?.previousStatus, taken?.delivery.leaseOwner]).toEqual(
+      [id, true, 'running', 'w2'],
+    );
+    const late = { deliveryId: id as string, fencingToken: token, now: 150 };
+    expect(await first.transition({ ...late, status: 'succeeded', output: { by: 'w1' } })).toBe(false);
+    expect(await first.transition({ ...late, status: 'failed', dueAt: 0 })).toBe(false);
+    expect(
+      await first.heartbeat({ deliveryId: id as string, fencingToken: token, leaseUntil: 10_000 }),
+    ).toEqual({
+      held: false,
+      cancelRequested: false,
+    });
+    expect(
+      await first.putContinuations({
+        ...late,
+        continuations: [
+          {
+            id: 'c1',
+            scope: 'anonymous',
+            kind: 'k',
+            value: 'v',
+            targetId: 't',
+            instanceKey: 'i',
+            runId: 'r',
+            deliveryId: id as string,
+            expiresAt: null,
+            metadata: null,
+            createdAt: 0,
+          },
+        ],
+      }),
+    ).toBe(false);
+    expect(
+      await second.transition({
+        deliveryId: id as string,
+        fencingToken: taken?.delivery.fencingToken as number,
+        now: 160,
+        status: 'succeeded',
+        output: { by: 'w2' },
+      }),
+    ).toBe(true);
+    expect(await first.getRun(id as string)).toMatchObject({
+      status: 'succeeded',
+      output: { by: 'w2' },
+      attempt: 2,
+    });
+    expect(await first.findContinuation({ scope: 'anonymous', kind: 'k', value: 'v', now: 0 })).toBeNull();
+    expect((await first.claim({ workerId: 'w1', now: 200, leaseMs: 10, limit: 5 }))[0]?.delivery.id).toBe(
+      behind,
+    );
+    await first.close();
+    await second.close();
+  });
+
+  it('keeps strict order per key and one claim at a time under concurrent appenders and claimers', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 3 }),
+      ),
+    );
+    const keys = 6;
+    const perAppender = 60;
+    // Appenders publish concurrently; each remembers the order it published its deliveries in.
+    const published = new Map<string, string[]>();
+    const appended = Promise.all(
+      stores.map(async (store, s) => {
+        for (let i = 0; i < perAppender; i++) {
+          const key = `k${(i + s) % keys}`;
+          const [id] = await publish(store, [draft({ orderingKey: key, instanceKey: key })]);
+          const mine = `${s} ${key}`;
+          if (id) published.set(mine, [...(published.get(mine) ?? []), id]);
+        }
+      }),
+    );
+    const running = new Set<string>();
+    const ran = new Map<string, string[]>();
+    let overlap = 0;
+    let done = 0;
+    let finished = false;
+    void appended.then(() => (finished = true));
+    await Promise.all(
+      stores.map(async (store, w) => {
+        for (;;) {
+          const claims = await store.claim({ workerId: `w${w}`, now: Date.now(), leaseMs: 60_000, limit: 3 });
+          if (claims.length === 0) {
+            if (finished && done === stores.length * perAppender) return;
+            await new Promise((r) => setTimeout(r, 2));
+            continue;
+          }
+          await Promise.all(
+            claims.map(async (c) => {
+              const key = c.delivery.orderingKey as string;
+              if (running.has(key)) overlap++;
+              running.add(key);
+              ran.set(key, [...(ran.get(key) ?? []), c.delivery.id]);
+              await new Promise((r) => setTimeout(r, 1));
+              running.delete(key);
+              const ok = await store.transition({
+                deliveryId: c.delivery.id,
+                fencingToken: c.delivery.fencingToken,
+                now: Date.now(),
+                status: 'succeeded',
+              });
+              if (ok) done++;
+            }),
+          );
+        }
+      }),
+    );
+    await appended;
+    expect(overlap).toBe(0);
+    expect(done).toBe(stores.length * perAppender);
+    // Within a key, deliveries ran in sequence order, which is the order they were committed in.
+    for (const [key, ids] of ran) {
+      const seqs = (
+        await admin().query(
+          `SELECT id FROM "${schema}".ax_event_deliveries WHERE ordering_key = $1 ORDER BY seq`,
+          [key],
+        )
+      ).rows.map((r) => r.id);
+      expect(ids).toEqual(seqs);
+      // Each appender's own deliveries of a key keep its publish order.
+      for (let s = 0; s < stores.length; s++) {
+        const mine = published.get(`${s} ${key}`) ?? [];
+        expect(mine.length).toBeGreaterThan(0);
+        expect(ids.filter((id) => mine.includes(id))).toEqual(mine);
+      }
+    }
+    await Promise.all(stores.map((s) => s.close()));
+  }, 60_000);
+
+  it('coalesces across processes: concurrent appends keep one queued delivery per coalesce key', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 3 }),
+      ),
+    );
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        publish(stores[i % 3] as AxPostgresEventStore, [draft({ coalesceKey: 'latest', dueAt: 1000 })]),
+      ),
+    );
+    expect(new Set(ids.flat()).size).toBe(1);
+    expect(await stores[0]?.countPending()).toBe(1);
+    const events = await admin().query(`SELECT count(*)::int AS n FROM "${schema}".ax_event_events`);
+    expect(events.rows[0].n).toBe(1);
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it('stores strings PostgreSQL text cannot hold (NUL, lone surrogates) exactly', async () => {
+    const store = await open();
+    const odd = 'a\u0000b\ud800c';
+    const { record, bytes } = normalizeIngress({
+      event: { id: `id${odd}`, source: `src${odd}`, type: 't', data: { k: odd } },
+    });
+    const append = () =>
+      store.append({
+        dedupe: { scope: 'anonymous', source: `src${odd}`, id: `id${odd}` },
+        event: { key: `evt${odd}`, scope: 'anonymous', ingress: record, bytes, receivedAt: 0 },
+        deliveries: [draft({ id: `dlv${odd}`, instanceKey: odd, orderingKey: odd })],
+        now: 0,
+      });
+    expect(await append()).toEqual({ status: 'appended', deliveryIds: [`dlv${odd}`] });
+    expect(await append()).toEqual({ status: 'duplicate', deliveryIds: [`dlv${odd}`] });
+    const [claim] = await store.claim({ workerId: `w${odd}`, now: 0, leaseMs: 100, limit: 1 });
+    expect([claim?.delivery.id, claim?.delivery.instanceKey, claim?.delivery.leaseOwner]).toEqual([
+      `dlv${odd}`,
+      odd,
+      `w${odd}`,
+    ]);
+    expect(claim?.event?.ingress.event.id).toBe(`id${odd}`);
+    const continuation = {
+      id: `c${odd}`,
+      scope: 'anonymous',
+      kind: odd,
+      value: `\u0001${odd}`,
+      targetId: 't',
+      instanceKey: odd,
+      runId: 'r',
+      deliveryId: `dlv${odd}`,
+      expiresAt: null,
+      metadata: { odd },
+      createdAt: 0,
+    };
+    await store.putContinuations({
+      deliveryId: `dlv${odd}`,
+      fencingToken: claim?.delivery.fencingToken as number,
+      now: 0,
+      continuations: [continuation],
+    });
+    expect(
+      await store.findContinuation({ scope: 'anonymous', kind: odd, value: `\u0001${odd}`, now: 0 }),
+    ).toEqual(continuation);
+    expect((await store.getRun(`dlv${odd}`))?.continuationIds).toEqual([`c${odd}`]);
+    await store.close();
+  });
+
+  it('prunes a finished run with its sink writes and its event, and keeps a run whose sink is pending', async () => {
+    const store = await open({ retentionMs: 1000 });
+    const [done, waiting] = await publish(store, [draft(), draft()]);
+    const claims = await store.claim({ workerId: 'w', now: 0, leaseMs: 100, limit: 2 });
+    for (const c of claims) {
+      await store.transition({
+        deliveryId: c.delivery.id,
+        fencingToken: c.delivery.fencingToken,
+        now: 1,
+        status: 'succeeded',
+        sinks: [{ id: `sink_${c.delivery.id}`, sinkId: 'log' }],
+      });
+    }
+    const sink = (await store.claim({ workerId: 'w', now: 2, leaseMs: 100, limit: 5 })).find(
+      (c) => c.delivery.id === `sink_${done}`,
+    );
+    await store.transition({
+      deliveryId: sink?.delivery.id as string,
+      fencingToken: sink?.delivery.fencingToken as number,
+      now: 3,
+      status: 'succeeded',
+    });
+    // The other sink write was claimed too; it stays pending until its lease is given back.
+    expect(await store.prune({ now: 10_000 })).toMatchObject({ deliveries: 2, events: 0 });
+    expect(await store.getRun(done as string)).toBeNull();
+    expect((await store.getRun(waiting as string))?.sinks.map((x) => x.status)).toEqual(['claimed']);
+    const rows = await admin().query(`SELECT count(*)::int AS n FROM "${store.schema}".ax_event_events`);
+    expect(rows.rows[0].n).toBe(1);
+    await store.close();
+  });
+
+  it('reports a full store without changing anything, and an oversized event unless it is a duplicate', async () => {
+    const store = await open({ maxPendingDeliveries: 2, maxEventBytes: 200 });
+    await publish(store, [draft(), draft()], 'fills');
+    const { record, bytes } = normalizeIngress({ event: { id: 'more', source: 'test://pg', type: 't' } });
+    const more = {
+      dedupe: { scope: 'anonymous', source: 'test://pg', id: 'more' },
+      event: { key: 'evt_more', scope: 'anonymous', ingress: record, bytes, receivedAt: 0 },
+      deliveries: [draft()],
+      now: 0,
+    };
+    expect(await store.append(more)).toMatchObject({ status: 'full' });
+    expect(await store.append({ ...more, deliveries: [] })).toMatchObject({ status: 'appended' });
+    expect(await store.append(more)).toMatchObject({ status: 'duplicate', deliveryIds: [] });
+    const big = normalizeIngress({
+      event: { id: 'big', source: 'test://pg', type: 't', data: 'x'.repeat(500) },
+    });
+    await expect(
+      store.append({
+        dedupe: { scope: 'anonymous', source: 'test://pg', id: 'big' },
+        event: { key: 'evt_big', scope: 'anonymous', ingress: big.record, bytes: big.bytes, receivedAt: 0 },
+        deliveries: [draft()],
+        now: 0,
+      }),
+    ).rejects.toMatchObject({ code: 'event_too_large' });
+    expect(await store.countPending()).toBe(2);
+    await store.close();
+  });
+});
+
+describePg('AxPostgresEventWorker', () => {
+  /** A worker with a 60 s poll interval, idle; another process publishes: the worker must wake on NOTIFY. */
+  const wakesOnNotify = async (
+    startWorker: (
+      store: AxPostgresEventStore,
+      routes: AxEventRouteDefinition[],
+    ) => Promise<{ close(): Promise<void> }>,
+  ) => {
+    const schema = freshSchema();
+    const store = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 4 });
+    const publisherStore = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const seen: number[] = [];
+    const routes = [
+      eventRoute('r')
+        .types('ping')
+        .wake(
+          eventTarget('t')
+            .retrySafety('idempotent')
+            .invoke(() => {
+              seen.push(Date.now());
+            })
+            .build(),
+        )
+        .build(),
+    ];
+    const worker = await startWorker(store, routes);
+    const publisher = eventRuntime({
+      routes,
+      store: publisherStore,
+      scheduling: 'host',
+      coordination: 'multi-worker',
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = Date.now();
+    await publisher.publish({ event: { id: 'p1', source: 's', type: 'ping' } });
+    await waitUntil(() => seen.length === 1, 3000);
+    expect((seen[0] as number) - sent).toBeLessThan(1500);
+    await worker.close();
+    await publisher.close();
+    await publisherStore.close();
+    await store.close();
+  };
+
+  it('sleeps without polling and wakes on NOTIFY when another process publishes', () =>
+    wakesOnNotify(async (store, routes) => {
+      const worker = new AxPostgresEventWorker({
+        store,
+        routes,
+        workerConcurrency: 2,
+        pollIntervalMs: 60_000,
+      });
+      await worker.start();
+      return worker;
+    }));
+
+  it('a plain eventRuntime worker loop on the store wakes on NOTIFY too, not at its next poll', () =>
+    wakesOnNotify(async (store, routes) => {
+      const runtime = eventRuntime({ routes, store, coordination: 'multi-worker', pollIntervalMs: 60_000 });
+      await runtime.start();
+      return runtime;
+    }));
+
+  it('drains on close: stops claiming, lets the running delivery finish, leaves queued work to the fleet', async () => {
+    const store = await open({ poolSize: 4 });
+    let release: () => void = () => undefined;
+    const started = vi.fn();
+    const routes = [
+      eventRoute('r')
+        .types('job')
+        .instanceKey(eventPath.data('k'))
+        .wake(
+          eventTarget('slow')
+            .invoke(async (input) => {
+              started(input);
+              await new Promise<void>((r) => {
+                release = r;
+              });
+              return { finished: true };
+            })
+            .build(),
+        )
+        .build(),
+    ];
+    const worker = new AxPostgresEventWorker({ store, routes, workerConcurrency: 1 });
+    const first = await worker.runtime.publish({
+      event: { id: '1', source: 's', type: 'job', data: { k: 'a' } },
+    });
+    const second = await worker.runtime.publish({
+      event: { id: '2', source: 's', type: 'job', data: { k: 'b' } },
+    });
+    await worker.start();
+    await waitUntil(() => started.mock.calls.length === 1);
+    const closing = worker.close();
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await store.getRun(first.deliveryIds[0] as string))?.status).toBe('running');
+    release();
+    await closing;
+    expect(started).toHaveBeenCalledTimes(1);
+    expect(await store.getRun(first.deliveryIds[0] as string)).toMatchObject({
+      status: 'succeeded',
+      output: { finished: true },
+    });
+    expect((await store.getRun(second.deliveryIds[0] as string))?.status).toBe('queued');
+    await store.close();
+  });
+
+  it('aborts what is still running after drainTimeoutMs: a non-idempotent run ends outcome_unknown, never replayed', async () => {
+    const store = await open({ poolSize: 4 });
+    let calls = 0;
+    const routes = [
+      eventRoute('r')
+        .types('job')
+        .wake(
+          eventTarget('stuck')
+            .invoke(async (_input, ctx) => {
+              calls++;
+              await new Promise((r) => ctx.abortSignal.addEventListener('abort', r, { once: true }));
+              throw new Error('aborted');
+            })
+            .build(),
+        )
+        .build(),
+    ];
+    const worker = new AxPostgresEventWorker({ store, routes, workerConcurrency: 1 });
+    const receipt = await worker.runtime.publish({ event: { id: '1', source: 's', type: 'job' } });
+    await worker.start();
+    await waitUntil(() => calls === 1);
+    await worker.close({ drainTimeoutMs: 100 });
+    expect((await store.getRun(receipt.deliveryIds[0] as string))?.status).toBe('outcome_unknown');
+    expect(calls).toBe(1);
+    await store.close();
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * One running server process as the transport sees it: its message channel, the framing of
+ * its stdout into JSON-RPC lines, its stderr lines, and how it ends.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { type AxMCPError, AxMCPProtocolError, AxMCPTransportError, RPC } from '../../protocol/errors.js';
+import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
+import { AxMCPMessageChannel, OVERSIZED_PREFIX_BYTES } from '../../transport/message-channel.js';
+import type { SessionEnd } from '../../transport/session-loss.js';
+import type { AxMCPTransportHandlers } from '../../transport/types.js';
+import { LineSplitter } from './line-splitter.js';
+
+const MAX_STDERR_LINE_BYTES = 64 * 1024;
+
+export interface Connection {
+  child: ChildProcess;
+  channel: AxMCPMessageChannel;
+  /** `initialize` went over it: the process holds a 2025-11-25 session, named `sessionId`. */
+  session: boolean;
+  sessionId: string;
+  /** Set (before pending requests see their rejection) once the process stopped carrying its session. */
+  end: SessionEnd | undefined;
+  exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
+  exited: Promise<void>;
+  stdioClosed: Promise<void>;
+  /** Settles as soon as the connection starts ending, for any reason. */
+  stopped: Promise<void>;
+  stop: () => void;
+  ending: Promise<void> | undefined;
+}
+
+/** What a connection needs from its transport. */
+export interface ConnectionWiring {
+  endpoint: string;
+  maxMessageBytes: number;
+  handlers: AxMCPTransportHandlers | undefined;
+  onProtocolError: ((error: AxMCPError) => void) | undefined;
+  onStderr: ((line: string) => void) | undefined;
+  /** Sends one message down the connection's stdin. */
+  write(connection: Connection, message: JSONRPCMessage): Promise<void>;
+  /** The process exited or closed its stdout on its own. */
+  ended(connection: Connection): void;
+}
+
+/** Wires a spawned `child`'s pipes into a connection. */
+export function attachConnection(child: ChildProcess, wiring: ConnectionWiring): Connection {
+  const { stdin, stdout, stderr } = child;
+  if (!stdin || !stdout || !stderr)
+    throw new AxMCPTransportError('transport_error', 'Child has no stdio pipes');
+  const { endpoint, maxMessageBytes } = wiring;
+  const report = (error: AxMCPError) => {
+    try {
+      wiring.onProtocolError?.(error);
+    } catch {
+      // A reporting callback must not take the transport down.
+    }
+  };
+  let stop!: () => void;
+  const connection: Connection = {
+    child,
+    channel: new AxMCPMessageChannel({
+      endpoint,
+      send: (message) => wiring.write(connection, message),
+      onProtocolError: report,
+    }),
+    session: false,
+    sessionId: `stdio-${child.pid}`,
+    end: undefined,
+    stopped: new Promise((resolve) => {
+      stop = resolve;
+    }),
+    stop: () => stop(),
+    exit: undefined,
+    exited: new Promise((resolve) => child.once('exit', () => resolve())),
+    stdioClosed: new Promise((resolve) => child.once('close', () => resolve())),
+    ending: undefined,
+  };
+  if (wiring.handlers) connection.channel.setHandlers(wiring.handlers);
+
+  child.once('exit', (exitCode, signal) => {
+    connection.exit = { exitCode, signal };
+    wiring.ended(connection);
+  });
+  // After a successful spawn, 'error' means a failed kill or similar; the exit path handles the rest.
+  child.on('error', (error) =>
+    report(
+      new AxMCPTransportError('transport_error', 'The server process reported an error', {
+        endpoint,
+        cause: error,
+      }),
+    ),
+  );
+  stdin.on('error', () => undefined); // EPIPE after the server exits: the exit path reports it.
+
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const prefixDecoder = new TextDecoder('utf-8');
+  const lines = new LineSplitter(
+    maxMessageBytes,
+    (line) => {
+      let text: string;
+      try {
+        text = decoder.decode(line);
+      } catch (error) {
+        report(
+          new AxMCPProtocolError(RPC.parseError, 'Server sent a line that is not UTF-8', undefined, {
+            code: 'invalid_message',
+            endpoint,
+            cause: error,
+          }),
+        );
+        return;
+      }
+      if (text.trim() === '') return;
+      connection.channel.receiveText(text);
+    },
+    (head) =>
+      // Only the line's start is read: enough to tell whose answer it was.
+      connection.channel.dropOversized(
+        prefixDecoder.decode(head(OVERSIZED_PREFIX_BYTES)),
+        new AxMCPTransportError(
+          'message_too_large',
+          `Dropped a message line over ${maxMessageBytes} bytes (the maxMessageBytes option) from ${endpoint}`,
+          { endpoint },
+        ),
+      ),
+  );
+  stdout.on('data', (chunk: Buffer) => lines.push(chunk));
+  stdout.on('end', () => {
+    lines.flush();
+    wiring.ended(connection);
+  });
+  stdout.on('error', () => undefined);
+
+  stderr.on('error', () => undefined);
+  const onStderr = wiring.onStderr;
+  if (onStderr) {
+    const stderrDecoder = new TextDecoder('utf-8');
+    const deliver = (text: string) => {
+      try {
+        onStderr(text);
+      } catch {
+        // The stderr callback is for diagnostics; its failure must not stop the server.
+      }
+    };
+    const stderrLines = new LineSplitter(
+      MAX_STDERR_LINE_BYTES,
+      (line) => deliver(stderrDecoder.decode(line)),
+      (head) => deliver(`${stderrDecoder.decode(head(MAX_STDERR_LINE_BYTES))}…`),
+    );
+    stderr.on('data', (chunk: Buffer) => stderrLines.push(chunk));
+    stderr.on('end', () => stderrLines.flush());
+  } else {
+    stderr.resume();
+  }
+  return connection;
+}
