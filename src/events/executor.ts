@@ -60,6 +60,22 @@ export interface ExecutorDeps {
 
 type Tx = Omit<AxEventTransition, 'deliveryId' | 'fencingToken' | 'now'>;
 
+/** What failed, as {@link Executor} decides what the failure means. */
+interface FailedAttempt {
+  /**
+   * Whether running it again cannot repeat an effect: an idempotent target, a target that
+   * never started, a route's own handler, a sink write (it carries an idempotency key).
+   */
+  retrySafe: boolean;
+  /** Attempts in all before it is dead-lettered. */
+  maxAttempts: number;
+  /**
+   * A sink write: its run already succeeded, so it is not cancelled with it, and whatever it
+   * threw it is retried, then dead-lettered as `sink_failed`.
+   */
+  sink?: boolean;
+}
+
 const tracer = trace.getTracer('ax-mcp');
 const defaultPlan = eventInput().project(eventPath.data());
 const fieldIndexes = new WeakMap<AxEventTargetDefinition, Map<string, AxEventInputField> | undefined>();
@@ -121,49 +137,41 @@ export class Executor {
   }
 
   /** A transition that ends this attempt: its status when the store took it, `null` when fenced out. */
-  #settle(d: AxEventDelivery) {
-    const tx = this.#tx(d);
-    return async (patch: Tx & { status: AxEventRunStatus }): Promise<AxEventRunStatus | null> =>
-      (await tx(patch)) ? patch.status : null;
+  async #settle(
+    d: AxEventDelivery,
+    patch: Tx & { status: AxEventRunStatus },
+  ): Promise<AxEventRunStatus | null> {
+    return (await this.#tx(d)(patch)) ? patch.status : null;
   }
 
-  /** A failed attempt of a retryable delivery: retried after the backoff, or dead-lettered at its last attempt. */
-  async #retryOrGiveUp(
-    d: AxEventDelivery,
-    error: unknown,
-    maxAttempts: number,
-    giveUp: AxEventDeadLetterReason,
-  ): Promise<AxEventRunStatus | null> {
-    if (d.attempt >= maxAttempts) return this.#deadLetter(d, giveUp, error);
-    const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
-    return this.#settle(d)({ status: 'failed', dueAt, error: toEventErrorInfo(error) });
+  /** The attempt starts running; `false` when this worker was fenced out. */
+  #begin(d: AxEventDelivery, patch: Omit<Tx, 'status' | 'startedAt'> = {}): Promise<boolean> {
+    return this.#tx(d)({ ...patch, status: 'running', startedAt: this.deps.clock.now() });
   }
 
   /** The worker is closing: the delivery goes back to the queue, this attempt not counted. */
   #handBack(d: AxEventDelivery): Promise<AxEventRunStatus | null> {
-    return this.#settle(d)({ status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() });
+    return this.#settle(d, { status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() });
   }
 
-  async #deadLetter(
+  /** The delivery ends with a dead letter (`outcome_unknown` ends as that status, others as `dead_lettered`). */
+  #deadLetter(
     d: AxEventDelivery,
     reason: AxEventDeadLetterReason,
     error: unknown,
-    status?: AxEventRunStatus,
-  ) {
-    const ok = await this.#tx(d)({
-      status: status ?? (reason === 'outcome_unknown' ? 'outcome_unknown' : 'dead_lettered'),
+  ): Promise<AxEventRunStatus | null> {
+    return this.#settle(d, {
+      status: reason === 'outcome_unknown' ? 'outcome_unknown' : 'dead_lettered',
       error: toEventErrorInfo(error),
       deadLetter: { id: `dl_${crypto.randomUUID()}`, reason },
     });
-    return ok ? (status ?? (reason === 'outcome_unknown' ? 'outcome_unknown' : 'dead_lettered')) : null;
   }
 
   async #event(claim: AxEventClaim, lease: LeaseKeeper): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
     const event = claim.event;
     const route = this.deps.routes.get(d.routeId);
-    const tx = this.#tx(d);
-    if (d.cancelRequested) return this.#settle(d)({ status: 'cancelled' });
+    if (d.cancelRequested) return this.#settle(d, { status: 'cancelled' });
     if (!event)
       return this.#deadLetter(d, 'non_retryable', new AxEventError('not_found', 'The event is gone'));
     if (!route) {
@@ -182,13 +190,13 @@ export class Executor {
       }
     }
     if (d.planError) {
+      // Routing recorded why this delivery cannot run; its error info is kept as it was.
       const reason = d.planError.code === 'continuation_not_found' ? 'continuation_not_found' : 'input_error';
-      const ok = await tx({
+      return this.#settle(d, {
         status: 'dead_lettered',
         error: d.planError,
         deadLetter: { id: `dl_${crypto.randomUUID()}`, reason },
       });
-      return ok ? 'dead_lettered' : null;
     }
     const scope = identityScope(event.ingress.identity);
     const base: AxEventHandlerContext = {
@@ -208,14 +216,14 @@ export class Executor {
       abortSignal: lease.controller.signal,
     };
     if (!invokes) {
-      if (!(await tx({ status: 'running', startedAt: this.deps.clock.now() }))) return null;
+      if (!(await this.#begin(d))) return null;
       const handler = d.action === 'observe' ? route.observe : route.invalidate;
       try {
         await handler?.(event.ingress, base);
       } catch (error) {
-        return this.#failure(d, error, lease, true, this.deps.retry.maxAttempts);
+        return this.#failure(d, error, lease, { retrySafe: true, maxAttempts: this.deps.retry.maxAttempts });
       }
-      return this.#settle(d)({ status: 'succeeded', error: null });
+      return this.#settle(d, { status: 'succeeded', error: null });
     }
     return this.#invoke(claim, event, route, base, lease);
   }
@@ -228,7 +236,6 @@ export class Executor {
     lease: LeaseKeeper,
   ): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
-    const tx = this.#tx(d);
     const now = this.deps.clock.now();
     let continuation: AxEventContinuation | null = null;
     let targetId = d.targetId;
@@ -298,11 +305,7 @@ export class Executor {
         throw error;
       }
     }
-    if (
-      !(await tx({ status: 'running', startedAt: this.deps.clock.now(), targetId: target.id, instanceKey }))
-    ) {
-      return null;
-    }
+    if (!(await this.#begin(d, { targetId: target.id, instanceKey }))) return null;
     let registered = waits.length;
     const context: AxEventContext = {
       ...base,
@@ -337,7 +340,7 @@ export class Executor {
       invoked = true;
       raw = await target.invoke(input, context);
     } catch (error) {
-      return this.#failure(d, error, lease, idempotent || !invoked, maxAttempts);
+      return this.#failure(d, error, lease, { retrySafe: idempotent || !invoked, maxAttempts });
     }
     if (abortCode(lease.controller.signal) === 'lease_lost') return null;
     let output: ReturnType<typeof toPersistableJson>['value'];
@@ -355,7 +358,7 @@ export class Executor {
       patch.sinks = target.sinks.map((s) => ({ id: `dlv_${crypto.randomUUID()}`, sinkId: s.id }));
     }
     if (continuation) patch.consumeContinuationId = continuation.id;
-    return this.#settle(d)(patch);
+    return this.#settle(d, patch);
   }
 
   async #mapInput(
@@ -410,38 +413,43 @@ export class Executor {
     };
   }
 
-  /** Decide what a failure means: cancel, hand back, unknown outcome, retry, or dead letter. */
+  /**
+   * The one place a failed attempt is judged: lost lease, cancel, hand back on close,
+   * unknown outcome, input error, then retry after the backoff or, at the last attempt, a
+   * dead letter.
+   */
   async #failure(
     d: AxEventDelivery,
     error: unknown,
     lease: LeaseKeeper,
-    idempotent: boolean,
-    maxAttempts: number,
+    attempt: FailedAttempt,
   ): Promise<AxEventRunStatus | null> {
     const aborted = abortCode(lease.controller.signal);
     if (aborted === 'lease_lost') return null;
-    if (aborted === 'aborted')
-      return this.#settle(d)({ status: 'cancelled', error: toEventErrorInfo(error) });
-    if (aborted === 'closed' && idempotent) return this.#handBack(d);
-    if (!idempotent || (error instanceof AxEventError && error.code === 'outcome_unknown')) {
-      const wrapped =
-        error instanceof AxEventOutcomeUnknownError
-          ? error
-          : new AxEventOutcomeUnknownError(
-              `A target that is not idempotent failed: ${toEventErrorInfo(error).message}`,
-              {
-                cause: error,
-              },
-            );
-      return this.#deadLetter(d, 'outcome_unknown', wrapped);
+    if (aborted === 'aborted' && !attempt.sink)
+      return this.#settle(d, { status: 'cancelled', error: toEventErrorInfo(error) });
+    if (aborted === 'closed' && attempt.retrySafe) return this.#handBack(d);
+    if (!attempt.sink) {
+      if (!attempt.retrySafe || (error instanceof AxEventError && error.code === 'outcome_unknown')) {
+        const wrapped =
+          error instanceof AxEventOutcomeUnknownError
+            ? error
+            : new AxEventOutcomeUnknownError(
+                `A target that is not idempotent failed: ${toEventErrorInfo(error).message}`,
+                { cause: error },
+              );
+        return this.#deadLetter(d, 'outcome_unknown', wrapped);
+      }
+      if (error instanceof AxEventInputError) return this.#deadLetter(d, 'non_retryable', error);
     }
-    if (error instanceof AxEventInputError) return this.#deadLetter(d, 'non_retryable', error);
-    return this.#retryOrGiveUp(d, error, maxAttempts, 'max_attempts');
+    if (d.attempt >= attempt.maxAttempts)
+      return this.#deadLetter(d, attempt.sink ? 'sink_failed' : 'max_attempts', error);
+    const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
+    return this.#settle(d, { status: 'failed', dueAt, error: toEventErrorInfo(error) });
   }
 
   async #sink(claim: AxEventClaim, lease: LeaseKeeper): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
-    const tx = this.#tx(d);
     const run = await this.deps.store.getRun(d.runId);
     const target = run?.targetId ? this.deps.targets.get(run.targetId) : undefined;
     const sink = target?.sinks?.find((s) => s.id === d.sinkId);
@@ -452,7 +460,7 @@ export class Executor {
       );
       return this.#deadLetter(d, 'sink_failed', error);
     }
-    if (!(await tx({ status: 'running', startedAt: this.deps.clock.now() }))) return null;
+    if (!(await this.#begin(d))) return null;
     try {
       await sink.write(cloneJson(run.output), {
         run,
@@ -462,11 +470,9 @@ export class Executor {
         abortSignal: lease.controller.signal,
       });
     } catch (error) {
-      const aborted = abortCode(lease.controller.signal);
-      if (aborted === 'lease_lost') return null;
-      if (aborted === 'closed') return this.#handBack(d);
-      return this.#retryOrGiveUp(d, error, target?.maxAttempts ?? this.deps.retry.maxAttempts, 'sink_failed');
+      const maxAttempts = target?.maxAttempts ?? this.deps.retry.maxAttempts;
+      return this.#failure(d, error, lease, { retrySafe: true, maxAttempts, sink: true });
     }
-    return this.#settle(d)({ status: 'succeeded', error: null });
+    return this.#settle(d, { status: 'succeeded', error: null });
   }
 }

@@ -4,8 +4,14 @@
  * `allowVolatile: true`.
  */
 
-import { number, object } from '../options/check.js';
-import { AxEventClosedError, AxEventError, AxEventInputError, assertEventOptions } from './errors.js';
+import { AxEventClosedError, AxEventInputError, assertEventOptions } from './errors.js';
+import { MemoryContinuations } from './memory-continuations.js';
+import { OrderingQueues } from './memory-queues.js';
+import {
+  type AxMemoryEventStoreOptions,
+  MEMORY_STORE_OPTIONS,
+  memoryStoreLimits,
+} from './memory-store-options.js';
 import type {
   AxEventAppendInput,
   AxEventAppendResult,
@@ -22,40 +28,7 @@ import type {
 import { isTerminalRunStatus } from './store.js';
 import { copyDelivery, deliveryToRun, NUL, newDelivery, nextDueOf } from './store-helpers.js';
 
-/** Limits and retention of {@link AxMemoryEventStore}. */
-export interface AxMemoryEventStoreOptions {
-  /** Non-terminal deliveries held at once before `append` reports full. Default 10,000. */
-  maxPendingDeliveries?: number;
-  /** Bytes of events with pending deliveries held at once before `append` reports full. Default 64 MiB. */
-  maxPendingBytes?: number;
-  /** Largest single event, in bytes. Default 1 MiB. */
-  maxEventBytes?: number;
-  /** Finished runs kept for `getRun` (oldest evicted first). Default 10,000. */
-  maxRetainedRuns?: number;
-  /** Dedupe keys kept (oldest evicted first); bounds the dedupe window. Default 100,000. */
-  maxDedupeKeys?: number;
-  /** How long finished runs and dedupe keys are kept. Default one hour. */
-  retentionMs?: number;
-  /** How long dead letters are kept. Default seven days. */
-  deadLetterRetentionMs?: number;
-}
-
-const COUNT = number({ integer: true, min: 1 });
-const DURATION = number({ min: 0 });
-
-/** What {@link AxMemoryEventStore} accepts; checked once in the constructor. */
-export const MEMORY_STORE_OPTIONS = object(
-  {
-    maxPendingDeliveries: COUNT,
-    maxPendingBytes: COUNT,
-    maxEventBytes: COUNT,
-    maxRetainedRuns: number({ integer: true, min: 0 }),
-    maxDedupeKeys: number({ integer: true, min: 0 }),
-    retentionMs: DURATION,
-    deadLetterRetentionMs: DURATION,
-  },
-  { expected: 'options { maxPendingDeliveries?, maxEventBytes?, retentionMs?, … }' },
-);
+export { type AxMemoryEventStoreOptions, MEMORY_STORE_OPTIONS } from './memory-store-options.js';
 
 interface EventSlot {
   event: AxEventStoredEvent;
@@ -67,17 +40,15 @@ interface EventSlot {
 export class AxMemoryEventStore implements EventStore {
   readonly durability = 'volatile' as const;
   readonly capabilities = { multiWorker: false };
-  readonly #o: Required<AxMemoryEventStoreOptions>;
+  readonly #limits: Required<AxMemoryEventStoreOptions>;
   readonly #events = new Map<string, EventSlot>();
   readonly #deliveries = new Map<string, AxEventDelivery>();
   readonly #runs = new Map<string, string>();
   readonly #sinks = new Map<string, string[]>();
   readonly #dedupe = new Map<string, { deliveryIds: string[]; at: number }>();
-  readonly #queues = new Map<string, AxEventDelivery[]>();
-  readonly #ready = new Set<string>();
+  readonly #queues = new OrderingQueues();
   readonly #coalesce = new Map<string, string>();
-  readonly #continuations = new Map<string, AxEventContinuation>();
-  readonly #continuationKeys = new Map<string, string>();
+  readonly #continuations = new MemoryContinuations();
   readonly #deadLetters = new Map<string, AxEventDeadLetter>();
   readonly #finished: { id: string; at: number }[] = [];
   #finishedHead = 0;
@@ -88,15 +59,7 @@ export class AxMemoryEventStore implements EventStore {
 
   constructor(options: AxMemoryEventStoreOptions = {}) {
     assertEventOptions(MEMORY_STORE_OPTIONS, options, 'AxMemoryEventStore options');
-    this.#o = {
-      maxPendingDeliveries: options.maxPendingDeliveries ?? 10_000,
-      maxPendingBytes: options.maxPendingBytes ?? 64 * 1024 * 1024,
-      maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
-      maxRetainedRuns: options.maxRetainedRuns ?? 10_000,
-      maxDedupeKeys: options.maxDedupeKeys ?? 100_000,
-      retentionMs: options.retentionMs ?? 60 * 60 * 1000,
-      deadLetterRetentionMs: options.deadLetterRetentionMs ?? 7 * 24 * 60 * 60 * 1000,
-    };
+    this.#limits = memoryStoreLimits(options);
   }
 
   #open(): void {
@@ -108,14 +71,17 @@ export class AxMemoryEventStore implements EventStore {
     const key = [input.dedupe.scope, input.dedupe.source, input.dedupe.id].join(NUL);
     const known = this.#dedupe.get(key);
     if (known) return { status: 'duplicate', deliveryIds: [...known.deliveryIds] };
-    if (input.event.bytes > this.#o.maxEventBytes) {
-      throw new AxEventInputError('event_too_large', `The event exceeds ${this.#o.maxEventBytes} bytes`);
+    if (input.event.bytes > this.#limits.maxEventBytes) {
+      throw new AxEventInputError('event_too_large', `The event exceeds ${this.#limits.maxEventBytes} bytes`);
     }
     const fresh = input.deliveries.filter((d) => !this.#coalescible(d.coalesceKey));
-    if (fresh.length > 0 && this.#pending + fresh.length > this.#o.maxPendingDeliveries) {
+    if (fresh.length > 0 && this.#pending + fresh.length > this.#limits.maxPendingDeliveries) {
       return { status: 'full', reason: `${this.#pending} pending deliveries` };
     }
-    if (input.deliveries.length > 0 && this.#pendingBytes + input.event.bytes > this.#o.maxPendingBytes) {
+    if (
+      input.deliveries.length > 0 &&
+      this.#pendingBytes + input.event.bytes > this.#limits.maxPendingBytes
+    ) {
       return { status: 'full', reason: `${this.#pendingBytes} pending bytes` };
     }
     const ids: string[] = [];
@@ -155,7 +121,7 @@ export class AxMemoryEventStore implements EventStore {
       if (slot.refs === 0) this.#events.delete(input.event.key);
     }
     this.#dedupe.set(key, { deliveryIds: ids, at: input.now });
-    while (this.#dedupe.size > this.#o.maxDedupeKeys) {
+    while (this.#dedupe.size > this.#limits.maxDedupeKeys) {
       const oldest = this.#dedupe.keys().next().value;
       if (oldest === undefined) break;
       this.#dedupe.delete(oldest);
@@ -173,46 +139,7 @@ export class AxMemoryEventStore implements EventStore {
   #insert(d: AxEventDelivery): void {
     this.#deliveries.set(d.id, d);
     this.#pending++;
-    this.#enqueue(d);
-  }
-
-  #enqueue(d: AxEventDelivery): void {
-    if (d.orderingKey === null) {
-      this.#ready.add(d.id);
-      return;
-    }
-    const queue = this.#queues.get(d.orderingKey);
-    if (!queue) {
-      this.#queues.set(d.orderingKey, [d]);
-      this.#ready.add(d.id);
-      return;
-    }
-    const last = queue[queue.length - 1] as AxEventDelivery;
-    if (last.seq < d.seq) {
-      // The common case: a new delivery goes to the back and the head does not change.
-      queue.push(d);
-      return;
-    }
-    // A redriven delivery may go back in front of later ones.
-    const head = queue[0] as AxEventDelivery;
-    let i = queue.length;
-    while (i > 0 && (queue[i - 1] as AxEventDelivery).seq > d.seq) i--;
-    queue.splice(i, 0, d);
-    if (queue[0] !== head) {
-      this.#ready.delete(head.id);
-      this.#ready.add(d.id);
-    }
-  }
-
-  #dequeue(d: AxEventDelivery): void {
-    this.#ready.delete(d.id);
-    if (d.orderingKey === null) return;
-    const queue = this.#queues.get(d.orderingKey);
-    if (!queue) return;
-    const i = queue.indexOf(d);
-    if (i >= 0) queue.splice(i, 1);
-    if (queue.length === 0) this.#queues.delete(d.orderingKey);
-    else this.#ready.add((queue[0] as AxEventDelivery).id);
+    this.#queues.add(d);
   }
 
   #unref(eventKey: string | null, pending: boolean): void {
@@ -229,7 +156,7 @@ export class AxMemoryEventStore implements EventStore {
 
   #finish(d: AxEventDelivery, now: number): void {
     this.#pending--;
-    this.#dequeue(d);
+    this.#queues.remove(d);
     if (d.coalesceKey && this.#coalesce.get(d.coalesceKey) === d.id) this.#coalesce.delete(d.coalesceKey);
     const slot = d.eventKey ? this.#events.get(d.eventKey) : undefined;
     if (slot) {
@@ -240,7 +167,7 @@ export class AxMemoryEventStore implements EventStore {
     d.leaseOwner = null;
     d.leaseUntil = null;
     if (d.kind === 'event') this.#finished.push({ id: d.id, at: now });
-    while (this.#finished.length - this.#finishedHead > this.#o.maxRetainedRuns) {
+    while (this.#finished.length - this.#finishedHead > this.#limits.maxRetainedRuns) {
       const entry = this.#finished[this.#finishedHead++] as { id: string; at: number };
       const old = this.#deliveries.get(entry.id);
       if (old && old.finishedAt === entry.at && this.#evictable(old)) this.#forget(old);
@@ -270,7 +197,7 @@ export class AxMemoryEventStore implements EventStore {
       if (slot.pendingRefs === 1) this.#pendingBytes += slot.event.bytes;
     }
     d.finishedAt = null;
-    this.#enqueue(d);
+    this.#queues.add(d);
   }
 
   #forget(d: AxEventDelivery): void {
@@ -284,7 +211,7 @@ export class AxMemoryEventStore implements EventStore {
       }
       this.#sinks.delete(d.runId);
     }
-    for (const id of d.continuationIds) this.#dropContinuation(id);
+    for (const id of d.continuationIds) this.#continuations.drop(id);
   }
 
   async claim(input: {
@@ -295,7 +222,7 @@ export class AxMemoryEventStore implements EventStore {
   }): Promise<AxEventClaim[]> {
     this.#open();
     const claims: AxEventClaim[] = [];
-    for (const id of this.#ready) {
+    for (const id of this.#queues.ready()) {
       if (claims.length >= input.limit) break;
       const d = this.#deliveries.get(id);
       if (!d) continue;
@@ -352,7 +279,7 @@ export class AxMemoryEventStore implements EventStore {
     } else if (isTerminalRunStatus(t.status)) {
       this.#finish(d, t.now);
       if (t.status === 'dead_lettered' || t.status === 'cancelled') {
-        for (const id of d.continuationIds) this.#dropContinuation(id);
+        for (const id of d.continuationIds) this.#continuations.drop(id);
       }
     }
     for (const sink of t.sinks ?? []) this.#addSink(d, sink.id, sink.sinkId, t.now);
@@ -396,7 +323,7 @@ export class AxMemoryEventStore implements EventStore {
   #consume(continuationId: string, now: number): void {
     const c = this.#continuations.get(continuationId);
     if (!c) return;
-    this.#dropContinuation(continuationId);
+    this.#continuations.drop(continuationId);
     const owner = this.#deliveries.get(c.deliveryId);
     if (owner && owner.status === 'waiting_event') {
       const live = owner.continuationIds.some((id) => this.#continuations.has(id));
@@ -407,14 +334,6 @@ export class AxMemoryEventStore implements EventStore {
     }
   }
 
-  #dropContinuation(id: string): void {
-    const c = this.#continuations.get(id);
-    if (!c) return;
-    this.#continuations.delete(id);
-    const key = [c.scope, c.kind, c.value].join(NUL);
-    if (this.#continuationKeys.get(key) === id) this.#continuationKeys.delete(key);
-  }
-
   async cancel(input: { id: string; now: number }): Promise<AxEventRun | null> {
     this.#open();
     const d = this.#byRunOrDelivery(input.id);
@@ -422,13 +341,13 @@ export class AxMemoryEventStore implements EventStore {
     if (d.status === 'queued' || d.status === 'failed') {
       d.status = 'cancelled';
       this.#finish(d, input.now);
-      for (const id of d.continuationIds) this.#dropContinuation(id);
+      for (const id of d.continuationIds) this.#continuations.drop(id);
     } else if (d.status === 'claimed' || d.status === 'running') {
       d.cancelRequested = true;
     } else if (d.status === 'waiting_event') {
       d.status = 'cancelled';
       d.finishedAt = input.now;
-      for (const id of d.continuationIds) this.#dropContinuation(id);
+      for (const id of d.continuationIds) this.#continuations.drop(id);
     }
     return this.#run(d);
   }
@@ -442,34 +361,14 @@ export class AxMemoryEventStore implements EventStore {
     this.#open();
     const d = this.#leased(input.deliveryId, input.fencingToken);
     if (!d) return false;
-    for (const c of input.continuations) {
-      const existingId = this.#continuationKeys.get([c.scope, c.kind, c.value].join(NUL));
-      const existing = existingId ? this.#continuations.get(existingId) : undefined;
-      const live = existing && (existing.expiresAt === null || existing.expiresAt > input.now);
-      if (live && existing.deliveryId !== d.id) {
-        throw new AxEventError(
-          'continuation_conflict',
-          `A live continuation of kind "${c.kind}" already exists`,
-        );
-      }
-    }
-    for (const c of input.continuations) {
-      const key = [c.scope, c.kind, c.value].join(NUL);
-      const existingId = this.#continuationKeys.get(key);
-      if (existingId) this.#dropContinuation(existingId);
-      this.#continuations.set(c.id, { ...c });
-      this.#continuationKeys.set(key, c.id);
-      if (!d.continuationIds.includes(c.id)) d.continuationIds.push(c.id);
-    }
+    this.#continuations.put(d.id, input.continuations, input.now);
+    for (const c of input.continuations) if (!d.continuationIds.includes(c.id)) d.continuationIds.push(c.id);
     return true;
   }
 
   async findContinuation(input: { scope: string; kind: string; value: string; now: number }) {
     this.#open();
-    const id = this.#continuationKeys.get([input.scope, input.kind, input.value].join(NUL));
-    const c = id ? this.#continuations.get(id) : undefined;
-    if (!c || (c.expiresAt !== null && c.expiresAt <= input.now)) return null;
-    return { ...c };
+    return this.#continuations.find(input, input.now);
   }
 
   #byRunOrDelivery(id: string): AxEventDelivery | undefined {
@@ -514,7 +413,7 @@ export class AxMemoryEventStore implements EventStore {
   async nextDueAt(): Promise<number | null> {
     this.#open();
     let min: number | null = null;
-    for (const id of this.#ready) {
+    for (const id of this.#queues.ready()) {
       const d = this.#deliveries.get(id);
       if (!d) continue;
       const at = nextDueOf(d);
@@ -549,20 +448,15 @@ export class AxMemoryEventStore implements EventStore {
       continuations: 0,
       deadLetters: 0,
     };
-    for (const [id, c] of this.#continuations) {
-      if (c.expiresAt !== null && c.expiresAt <= input.now) {
-        this.#dropContinuation(id);
-        result.continuations++;
-      }
-    }
-    const horizon = input.now - this.#o.retentionMs;
+    result.continuations = this.#continuations.pruneExpired(input.now);
+    const horizon = input.now - this.#limits.retentionMs;
     for (const [key, entry] of this.#dedupe) {
       if (entry.at > horizon) break;
       this.#dedupe.delete(key);
       result.dedupeKeys++;
     }
     for (const [id, letter] of this.#deadLetters) {
-      if (letter.createdAt > input.now - this.#o.deadLetterRetentionMs) continue;
+      if (letter.createdAt > input.now - this.#limits.deadLetterRetentionMs) continue;
       this.#deadLetters.delete(id);
       result.deadLetters++;
     }

@@ -88,6 +88,29 @@ const CASES: Case[] = [
     message: /≤ 1, got 2/,
   },
   {
+    name: 'retry.jitter out of range',
+    make: () => eventRuntime({ retry: { jitter: 2 } }),
+    path: 'retry.jitter',
+    message: /≤ 1, got 2/,
+  },
+  {
+    name: 'a misspelled retry field',
+    make: () => eventRuntime({ retry: loose({ baseDelayMs: 10 }) }),
+    path: 'retry.baseDelayMs',
+    suggestion: 'baseMs',
+  },
+  {
+    name: 'a deprecated flat retry name and its retry field with different values',
+    make: () => eventRuntime({ maxAttempts: 3, retry: { maxAttempts: 5 } }),
+    path: 'retry.maxAttempts',
+    message: /maxAttempts is the deprecated name of retry\.maxAttempts.*got 5, and maxAttempts: 3/,
+  },
+  {
+    name: 'the constructor form: retryBaseMs against retry.baseMs',
+    make: () => new AxEventRuntime([], { retryBaseMs: 10, retry: { baseMs: 20 } }),
+    path: 'retry.baseMs',
+  },
+  {
     name: 'a wake route without a target (a rule beyond shapes, at its path)',
     make: () =>
       eventRuntime({ routes: [ok('a'), loose({ id: 'b', match: { types: ['x'] }, action: 'wake' })] }),
@@ -311,6 +334,7 @@ describe('options are checked once, loudly, before anything runs', () => {
       coordination: 'single',
       scheduling: 'host',
       workerConcurrency: 2,
+      retry: { maxAttempts: 3, baseMs: 0, maxMs: 10, jitter: 0 },
       maxAttempts: 3,
       retryBaseMs: 0,
       retryMaxMs: 10,

@@ -2,8 +2,23 @@
  * Options of the event runtime.
  */
 
-import { array, boolean, extend, func, instance, number, object, oneOf, string } from '../options/check.js';
+import {
+  type AxOptionsIssue,
+  array,
+  boolean,
+  extend,
+  func,
+  instance,
+  type Keys,
+  number,
+  object,
+  oneOf,
+  type Shape,
+  string,
+} from '../options/check.js';
 import type { AxEventClock } from './clock.js';
+import { optionPath, withRules } from './errors.js';
+import { type AxEventRetryPolicy, DEFAULT_RETRY_POLICY } from './retry.js';
 import { type AxEventRouteDefinition, ROUTE_DEFINITION } from './route.js';
 import { type AxEventSource, EVENT_SOURCE } from './source.js';
 import type { AxEventStateStore } from './state.js';
@@ -60,13 +75,24 @@ export interface AxEventRuntimeOptions {
   scheduling?: 'workers' | 'host';
   /** Deliveries run at once, across instances. Default 4. */
   workerConcurrency?: number;
-  /** Attempts per delivery, including the first. Default 5. */
+  /**
+   * How failed deliveries are retried: `maxAttempts` in all, the first included (default 5),
+   * waiting `baseMs` (default 1000) doubling to at most `maxMs` (default 60,000), of which a
+   * share `jitter` is random (default 0.5). A target's own `maxAttempts` wins for that target.
+   *
+   * @example
+   * ```ts
+   * eventRuntime({ routes, retry: { maxAttempts: 3, baseMs: 200 } });
+   * ```
+   */
+  retry?: Partial<AxEventRetryPolicy>;
+  /** @deprecated Use `retry.maxAttempts`. Attempts per delivery, including the first. Default 5. */
   maxAttempts?: number;
-  /** First retry delay. Default 1000 ms. */
+  /** @deprecated Use `retry.baseMs`. First retry delay. Default 1000 ms. */
   retryBaseMs?: number;
-  /** Longest retry delay. Default 60,000 ms. */
+  /** @deprecated Use `retry.maxMs`. Longest retry delay. Default 60,000 ms. */
   retryMaxMs?: number;
-  /** Share of a retry delay that is random. Default 0.5. */
+  /** @deprecated Use `retry.jitter`. Share of a retry delay that is random. Default 0.5. */
   retryJitter?: number;
   /** Random source for jitter (tests pass a fixed one). Default `Math.random`. */
   random?: () => number;
@@ -123,8 +149,73 @@ const EVENT_STORE = instance(
   },
 );
 
-/** What `new AxEventRuntime(routes, options)` accepts; checked once in the constructor. */
-export const RUNTIME_OPTIONS = object(
+/** The deprecated flat names of the retry policy's fields, each with the field it stands for. */
+const FLAT_RETRY_NAMES = {
+  maxAttempts: 'maxAttempts',
+  retryBaseMs: 'baseMs',
+  retryMaxMs: 'maxMs',
+  retryJitter: 'jitter',
+} as const satisfies Readonly<Record<string, keyof AxEventRetryPolicy>>;
+
+/** The shape of `retry`. */
+const RETRY_POLICY = object(
+  {
+    maxAttempts: number({ integer: true, min: 1 }),
+    baseMs: number({ min: 0 }),
+    maxMs: number({ min: 0 }),
+    jitter: number({ min: 0, max: 1 }),
+  },
+  {
+    expected: 'a retry policy { maxAttempts?, baseMs?, maxMs?, jitter? }',
+    aliases: {
+      attempts: 'maxAttempts',
+      retries: 'maxAttempts',
+      retryBaseMs: 'baseMs',
+      baseDelayMs: 'baseMs',
+      retryMaxMs: 'maxMs',
+      maxDelayMs: 'maxMs',
+      retryJitter: 'jitter',
+    },
+  },
+);
+
+/**
+ * A deprecated flat name and its `retry` field with different values: which one the user
+ * meant cannot be known, so neither is guessed. The same value twice is accepted.
+ */
+function checkRetryNames(options: AxEventRuntimeOptions, path: string, issues: AxOptionsIssue[]): void {
+  const retry = options.retry;
+  if (retry === undefined) return;
+  for (const [flat, field] of Object.entries(FLAT_RETRY_NAMES)) {
+    const given = options[flat as keyof typeof FLAT_RETRY_NAMES];
+    const nested = retry[field];
+    if (given === undefined || nested === undefined || given === nested) continue;
+    issues.push({
+      path: optionPath(path, `retry.${field}`),
+      expected: `one value (${flat} is the deprecated name of retry.${field}: give retry.${field} only)`,
+      received: `${nested}, and ${flat}: ${given}`,
+    });
+  }
+}
+
+/** `shape` with the retry names rule, keeping its keys (the options that extend it need them). */
+function withRetryNames(shape: Shape & { keys: Keys }): Shape & { keys: Keys } {
+  return { ...withRules(shape, checkRetryNames), keys: shape.keys };
+}
+
+/** The retry policy `options` ask for: `retry`, then the deprecated flat names, then the defaults. */
+export function retryPolicyOf(options: AxEventRuntimeOptions): AxEventRetryPolicy {
+  const retry = options.retry ?? {};
+  return {
+    maxAttempts: retry.maxAttempts ?? options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts,
+    baseMs: retry.baseMs ?? options.retryBaseMs ?? DEFAULT_RETRY_POLICY.baseMs,
+    maxMs: retry.maxMs ?? options.retryMaxMs ?? DEFAULT_RETRY_POLICY.maxMs,
+    jitter: retry.jitter ?? options.retryJitter ?? DEFAULT_RETRY_POLICY.jitter,
+  };
+}
+
+/** The runtime's own options (no routes), as declared. */
+const RUNTIME_OPTION_KEYS = object(
   {
     targets: array(TARGET_DEFINITION),
     sources: array(EVENT_SOURCE),
@@ -149,6 +240,7 @@ export const RUNTIME_OPTIONS = object(
     coordination: oneOf('single', 'multi-worker'),
     scheduling: oneOf('workers', 'host'),
     workerConcurrency: number({ integer: true, min: 1 }),
+    retry: RETRY_POLICY,
     maxAttempts: number({ integer: true, min: 1 }),
     retryBaseMs: number({ min: 0 }),
     retryMaxMs: number({ min: 0 }),
@@ -169,12 +261,17 @@ export const RUNTIME_OPTIONS = object(
   },
 );
 
+/** What `new AxEventRuntime(routes, options)` accepts; checked once in the constructor. */
+export const RUNTIME_OPTIONS = withRetryNames(RUNTIME_OPTION_KEYS);
+
 /** What `eventRuntime(config)` accepts: the runtime options and the routes. */
-export const RUNTIME_CONFIG = extend(
-  RUNTIME_OPTIONS,
-  { routes: array(ROUTE_DEFINITION) },
-  {
-    expected: 'runtime options { routes?, targets?, sources?, store?, … }',
-    aliases: ALIASES,
-  },
+export const RUNTIME_CONFIG = withRetryNames(
+  extend(
+    RUNTIME_OPTION_KEYS,
+    { routes: array(ROUTE_DEFINITION) },
+    {
+      expected: 'runtime options { routes?, targets?, sources?, store?, … }',
+      aliases: ALIASES,
+    },
+  ),
 );

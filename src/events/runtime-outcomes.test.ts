@@ -25,9 +25,7 @@ function setup(routes: AxEventRouteDefinition[], extra: AxEventRuntimeOptions = 
     store,
     scheduling: 'host',
     random: () => 0,
-    retryBaseMs: 100,
-    retryMaxMs: 1000,
-    maxAttempts: 3,
+    retry: { baseMs: 100, maxMs: 1000, maxAttempts: 3 },
     ...extra,
   });
   return { clock, store, runtime };
@@ -85,6 +83,39 @@ describe('retries and outcomes', () => {
     expect(await runtime.listDeadLetters()).toEqual([]);
     await runtime.runDue();
     expect(await runtime.getRun(id)).toMatchObject({ status: 'succeeded', attempt: 1 });
+  });
+
+  it('takes the deprecated flat retry names as the retry policy they stand for', async () => {
+    const schedule = async (options: AxEventRuntimeOptions) => {
+      const target = eventTarget('t')
+        .retrySafety('idempotent')
+        .invoke(async () => {
+          throw new Error('flaky');
+        })
+        .build();
+      const { runtime, clock } = setup([eventRoute('r').types('x').wake(target).build()], options);
+      const id = (await runtime.publish(ingress('x'))).deliveryIds[0] as string;
+      const seen: unknown[] = [];
+      for (let i = 0; i < 4; i++) {
+        await runtime.runDue();
+        const run = await runtime.getRun(id);
+        seen.push([run?.status, run?.attempt, run?.dueAt === null ? null : (run?.dueAt ?? 0) - clock.now()]);
+        clock.advance(10_000);
+      }
+      await runtime.close();
+      return seen;
+    };
+    const nested = await schedule({ retry: { maxAttempts: 3, baseMs: 250, maxMs: 400, jitter: 0 } });
+    expect(nested).toEqual([
+      ['failed', 1, 250],
+      ['failed', 2, 400],
+      ['dead_lettered', 3, null],
+      ['dead_lettered', 3, null],
+    ]);
+    const flat = { maxAttempts: 3, retryBaseMs: 250, retryMaxMs: 400, retryJitter: 0 };
+    expect(await schedule({ retry: {}, ...flat })).toEqual(nested);
+    // Both forms with the same values are one policy, not a conflict.
+    expect(await schedule({ ...flat, retry: { maxAttempts: 3, baseMs: 250 } })).toEqual(nested);
   });
 
   it('never replays a target that is not idempotent: a failure after invocation is outcome_unknown', async () => {

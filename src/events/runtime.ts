@@ -5,7 +5,6 @@
  */
 
 import { type AxEventClock, systemEventClock } from './clock.js';
-import { Doorbell } from './doorbell.js';
 import { type AxEvent, type AxEventIngress, identityScope, normalizeIngress } from './envelope.js';
 import {
   AxEventBackpressureError,
@@ -25,7 +24,9 @@ import {
   type AxEventRuntimeOptions,
   RUNTIME_CONFIG,
   RUNTIME_OPTIONS,
+  retryPolicyOf,
 } from './runtime-options.js';
+import { DeliveryScheduler } from './scheduler.js';
 import {
   type AxEventPublisher,
   type AxEventPublishOptions,
@@ -35,7 +36,7 @@ import {
   EVENT_SOURCE,
 } from './source.js';
 import { AxMemoryEventStateStore } from './state.js';
-import type { AxEventClaim, AxEventDeadLetter, AxEventRun, EventStore } from './store.js';
+import type { AxEventDeadLetter, AxEventRun, EventStore } from './store.js';
 import type { AxEventTargetDefinition } from './target.js';
 import { checkTarget } from './target-builder.js';
 
@@ -60,25 +61,15 @@ export class AxEventRuntime {
   readonly #targets = new Map<string, AxEventTargetDefinition>();
   readonly #sources = new Map<string, AxEventSource>();
   readonly #startedSources = new Set<AxEventSource>();
-  readonly #o: AxEventRuntimeOptions;
+  readonly #options: AxEventRuntimeOptions;
   readonly #warn: NonNullable<AxEventRuntimeOptions['onWarning']>;
   readonly #warned = new Set<string>();
   readonly #ownsStore: boolean;
-  readonly #executor: Executor;
-  readonly #inflight = new Map<string, { done: Promise<void>; controller: AbortController | null }>();
-  readonly #work = new Doorbell();
+  readonly #scheduler: DeliveryScheduler;
   #stopWatchingStore: (() => void) | undefined;
-  readonly #progress = new Doorbell();
-  readonly #stop = new AbortController();
-  readonly #concurrency: number;
   readonly #publishTimeoutMs: number;
-  readonly #leaseMs: number;
-  readonly #pollMs: number;
-  readonly #pruneMs: number;
-  #loop: Promise<void> | null = null;
   #started = false;
   #closing: Promise<void> | null = null;
-  #nextPruneAt = 0;
 
   /**
    * Checks everything once, here: the options, every route and target (record form too), the
@@ -97,16 +88,12 @@ export class AxEventRuntime {
     }
     if (isRecord(options)) assertEventOptions(RUNTIME_CONFIG, { ...options, routes }, LABEL);
     else assertEventOptions(RUNTIME_OPTIONS, options, LABEL);
-    this.#o = options;
+    this.#options = options;
     this.clock = options.clock ?? systemEventClock;
     this.#ownsStore = options.store === undefined;
     this.store = options.store ?? new AxMemoryEventStore();
     this.workerId = options.workerId ?? `worker_${crypto.randomUUID()}`;
-    this.#concurrency = options.workerConcurrency ?? 4;
     this.#publishTimeoutMs = options.publishTimeoutMs ?? 5000;
-    this.#leaseMs = options.leaseMs ?? 30_000;
-    this.#pollMs = options.pollIntervalMs ?? 1000;
-    this.#pruneMs = options.pruneIntervalMs ?? 60_000;
     this.#warn = options.onWarning ?? ((message) => console.warn(message));
     if (options.coordination === 'multi-worker' && !this.store.capabilities.multiWorker) {
       throw eventRuleError(LABEL, {
@@ -127,27 +114,34 @@ export class AxEventRuntime {
       }
       this.#sources.set(source.id, source);
     }
-    this.#executor = new Executor({
+    const leaseMs = options.leaseMs ?? 30_000;
+    const executor = new Executor({
       store: this.store,
       clock: this.clock,
       routes: this.#routes,
       targets: this.#targets,
       stateStore: options.stateStore ?? new AxMemoryEventStateStore(),
-      retry: {
-        maxAttempts: options.maxAttempts ?? 5,
-        baseMs: options.retryBaseMs ?? 1000,
-        maxMs: options.retryMaxMs ?? 60_000,
-        jitter: options.retryJitter ?? 0.5,
-      },
+      retry: retryPolicyOf(options),
       random: options.random ?? Math.random,
-      leaseMs: this.#leaseMs,
+      leaseMs,
       onError: (error, deliveryId) => this.#report(error, { phase: 'delivery', deliveryId }),
+    });
+    this.#scheduler = new DeliveryScheduler({
+      store: this.store,
+      clock: this.clock,
+      executor,
+      workerId: this.workerId,
+      concurrency: options.workerConcurrency ?? 4,
+      leaseMs,
+      pollMs: options.pollIntervalMs ?? 1000,
+      pruneMs: options.pruneIntervalMs ?? 60_000,
+      report: (error, report) => this.#report(error, report),
     });
   }
 
   #report(error: unknown, report: AxEventErrorReport): void {
     try {
-      this.#o.onError?.(error, report);
+      this.#options.onError?.(error, report);
     } catch {
       // An error handler that throws must not break the runtime.
     }
@@ -213,7 +207,7 @@ export class AxEventRuntime {
   }
 
   #checkDurability(source: AxEventSource): void {
-    if (source.requiresDurable && this.store.durability === 'volatile' && !this.#o.allowVolatile) {
+    if (source.requiresDurable && this.store.durability === 'volatile' && !this.#options.allowVolatile) {
       throw new AxEventError(
         'durability_required',
         `Source ${source.id} requires a durable store; pass a durable store or allowVolatile: true`,
@@ -280,12 +274,13 @@ export class AxEventRuntime {
     for (const route of this.#routes.values()) this.#checkTargetKnown(route);
     for (const source of this.#sources.values()) this.#checkDurability(source);
     this.#started = true;
-    if (this.#o.coordination !== 'multi-worker') await this.store.recoverLeases({ now: this.clock.now() });
+    if (this.#options.coordination !== 'multi-worker')
+      await this.store.recoverLeases({ now: this.clock.now() });
     for (const source of this.#sources.values()) await this.#startSource(source);
-    if (this.#o.scheduling !== 'host') {
+    if (this.#options.scheduling !== 'host') {
       // A shared store that can say when others made work claimable wakes the loop at once.
-      this.#stopWatchingStore = this.store.onWork?.(() => this.#work.ring());
-      this.#loop = this.#runLoop();
+      this.#stopWatchingStore = this.store.onWork?.(() => this.#scheduler.ring());
+      this.#scheduler.startLoop();
     }
   }
 
@@ -296,7 +291,7 @@ export class AxEventRuntime {
    */
   async publish(ingress: AxEventIngress, options: AxEventPublishOptions = {}): Promise<AxEventReceipt> {
     if (this.#closing) throw new AxEventClosedError();
-    const { record, bytes } = normalizeIngress(ingress, { maxEventBytes: this.#o.maxEventBytes });
+    const { record, bytes } = normalizeIngress(ingress, { maxEventBytes: this.#options.maxEventBytes });
     const scope = identityScope(record.identity);
     const started = this.clock.now();
     const deliveries = await planDeliveries({
@@ -312,7 +307,7 @@ export class AxEventRuntime {
     for (;;) {
       const result = await this.store.append({ dedupe, event, deliveries, now: this.clock.now() });
       if (result.status !== 'full') {
-        if (result.status === 'appended' && result.deliveryIds.length > 0) this.#work.ring();
+        if (result.status === 'appended' && result.deliveryIds.length > 0) this.#scheduler.ring();
         return {
           eventId: record.event.id,
           accepted: true,
@@ -326,7 +321,7 @@ export class AxEventRuntime {
       if (options.signal?.aborted)
         throw new AxEventError('aborted', 'publish was aborted while the store was full');
       if (this.#closing) throw new AxEventClosedError();
-      await this.#progress.wait(this.clock, Math.min(50, this.#publishTimeoutMs - waited), options.signal);
+      await this.#scheduler.waitForProgress(Math.min(50, this.#publishTimeoutMs - waited), options.signal);
     }
   }
 
@@ -353,7 +348,10 @@ export class AxEventRuntime {
     event: AxEvent,
     ingress: Omit<AxEventIngress, 'event'> = {},
   ): Promise<AxEventRouteExplanation[]> {
-    const { record } = normalizeIngress({ ...ingress, event }, { maxEventBytes: this.#o.maxEventBytes });
+    const { record } = normalizeIngress(
+      { ...ingress, event },
+      { maxEventBytes: this.#options.maxEventBytes },
+    );
     return explainRoutes({
       routes: this.#routes.values(),
       ingress: record,
@@ -381,7 +379,7 @@ export class AxEventRuntime {
    */
   async redrive(deadLetterId: string): Promise<string | null> {
     const id = await this.store.redrive({ deadLetterId, now: this.clock.now() });
-    if (id) this.#work.ring();
+    if (id) this.#scheduler.ring();
     return id;
   }
 
@@ -392,12 +390,8 @@ export class AxEventRuntime {
   async cancelRun(id: string): Promise<AxEventRun | null> {
     const run = await this.store.cancel({ id, now: this.clock.now() });
     if (!run) return null;
-    const local = this.#inflight.get(run.deliveryId);
-    if (local) {
-      local.controller?.abort(new AxEventError('aborted', 'The run was cancelled'));
-      await local.done;
-      return this.store.getRun(run.id);
-    }
+    const reason = new AxEventError('aborted', 'The run was cancelled');
+    if (await this.#scheduler.abort(run.deliveryId, reason)) return this.store.getRun(run.id);
     return run;
   }
 
@@ -410,17 +404,8 @@ export class AxEventRuntime {
    * Run everything due now, `workerConcurrency` at a time, until nothing is due (work a run
    * creates, like sink writes, included). Returns how many deliveries ran.
    */
-  async runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
-    let executed = 0;
-    const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    await this.#maybePrune();
-    while (executed < limit && !options.signal?.aborted && !this.#stop.signal.aborted) {
-      const claims = await this.#claim(Math.min(this.#concurrency, limit - executed));
-      if (claims.length === 0) break;
-      await Promise.all(claims.map((c) => this.#launch(c)));
-      executed += claims.length;
-    }
-    return { executed };
+  runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
+    return this.#scheduler.runDue(options);
   }
 
   /**
@@ -428,81 +413,8 @@ export class AxEventRuntime {
    * debounces included) and nothing runs here. Needs worker loops, or someone calling
    * `runDue()`, to make progress.
    */
-  async waitForIdle(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
-    const deadline = options.timeoutMs === undefined ? null : this.clock.now() + options.timeoutMs;
-    for (;;) {
-      if (this.#inflight.size === 0 && (await this.store.countPending()) === 0) return;
-      if (options.signal?.aborted) throw new AxEventError('aborted', 'waitForIdle was aborted');
-      const now = this.clock.now();
-      if (deadline !== null && now >= deadline) throw new AxEventError('aborted', 'waitForIdle timed out');
-      const ms = deadline === null ? this.#pollMs : Math.min(this.#pollMs, deadline - now);
-      await this.#progress.wait(this.clock, Math.min(ms, 50), options.signal);
-    }
-  }
-
-  async #claim(limit: number): Promise<AxEventClaim[]> {
-    return this.store.claim({
-      workerId: this.workerId,
-      now: this.clock.now(),
-      leaseMs: this.#leaseMs,
-      limit,
-    });
-  }
-
-  #launch(claim: AxEventClaim): Promise<void> {
-    const id = claim.delivery.id;
-    const entry: { done: Promise<void>; controller: AbortController | null } = {
-      done: Promise.resolve(),
-      controller: null,
-    };
-    entry.done = this.#executor
-      .execute(claim, (controller) => {
-        entry.controller = controller;
-        if (this.#stop.signal.aborted) controller.abort(this.#stop.signal.reason);
-        return () => {
-          entry.controller = null;
-        };
-      })
-      .finally(() => {
-        this.#inflight.delete(id);
-        this.#work.ring();
-        this.#progress.ring();
-      });
-    this.#inflight.set(id, entry);
-    return entry.done;
-  }
-
-  async #maybePrune(): Promise<void> {
-    const now = this.clock.now();
-    if (now < this.#nextPruneAt) return;
-    this.#nextPruneAt = now + this.#pruneMs;
-    try {
-      await this.store.prune({ now });
-    } catch (error) {
-      this.#report(error, { phase: 'prune' });
-    }
-  }
-
-  async #runLoop(): Promise<void> {
-    const stop = this.#stop.signal;
-    while (!stop.aborted && !this.#closing) {
-      let wait = this.#pollMs;
-      try {
-        await this.#maybePrune();
-        const free = this.#concurrency - this.#inflight.size;
-        if (free > 0) {
-          const claims = await this.#claim(free);
-          for (const claim of claims) void this.#launch(claim);
-          if (claims.length > 0 && claims.length === free) continue;
-          const next = await this.store.nextDueAt();
-          if (next !== null) wait = Math.min(wait, Math.max(1, next - this.clock.now()));
-        }
-      } catch (error) {
-        this.#report(error, { phase: 'scheduler' });
-      }
-      if (stop.aborted || this.#closing) break;
-      await this.#work.wait(this.clock, wait, stop);
-    }
+  waitForIdle(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+    return this.#scheduler.waitForIdle(options);
   }
 
   /**
@@ -516,6 +428,7 @@ export class AxEventRuntime {
   }
 
   async #close(drain: boolean): Promise<void> {
+    this.#scheduler.stopClaiming();
     this.#stopWatchingStore?.();
     this.#stopWatchingStore = undefined;
     for (const source of this.#startedSources) {
@@ -526,8 +439,7 @@ export class AxEventRuntime {
       }
     }
     this.#startedSources.clear();
-    this.#work.ring();
-    await this.#loop;
+    await this.#scheduler.loopEnded();
     if (drain) {
       try {
         while ((await this.runDue()).executed > 0) {
@@ -537,12 +449,9 @@ export class AxEventRuntime {
         this.#report(error, { phase: 'scheduler' });
       }
     } else {
-      this.#stop.abort(new AxEventClosedError());
-      for (const entry of this.#inflight.values()) entry.controller?.abort(new AxEventClosedError());
+      this.#scheduler.abortAll();
     }
-    await Promise.allSettled([...this.#inflight.values()].map((e) => e.done));
-    this.#stop.abort(new AxEventClosedError());
-    this.#progress.ring();
+    await this.#scheduler.settle();
     if (this.#ownsStore) await this.store.close();
   }
 }

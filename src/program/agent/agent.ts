@@ -3,53 +3,45 @@
  * JavaScript steps that run in a QuickJS sandbox where MCP is reachable only through
  * `mcp.<namespace>.…`; a responder then turns the evidence into the signature's outputs.
  */
-import { AI_SERVICE, type AxAIContentPart, type AxAIService } from '../../ai/types.js';
+import type { AxAIContentPart, AxAIService } from '../../ai/types.js';
 import type { AxEventInputField } from '../../events/input.js';
 import type { AxEventContext } from '../../events/target.js';
-import {
-  ABORT_SIGNAL,
-  anyOf,
-  array,
-  boolean,
-  func,
-  instance,
-  matching,
-  number,
-  object,
-  string,
-} from '../../options/check.js';
 import { linkAbort } from '../../protocol/abort.js';
 import { AsyncChannel } from '../channel.js';
 import { AxProgramError, assertProgramOptions, programOptionsError, shownValue } from '../errors.js';
 import { eventInputFields, validateInputs } from '../fields.js';
-import { type AxFunction, FUNCTIONS, functionList } from '../functions.js';
+import { type AxFunction, functionList } from '../functions.js';
 import type { AxGenStreamChunk } from '../gen.js';
-import {
-  type AxMCPClients,
-  AxMCPExecutionContext,
-  type AxMCPInheritance,
-  type AxProgramMCPClient,
-  EXECUTION_CONTEXT,
-  MCP_CLIENTS,
-  MCP_INHERITANCE,
-  runContext,
-} from '../mcp-context.js';
-import { checkService, EVENT_CONTEXT } from '../shapes.js';
+import { AxMCPExecutionContext, type AxProgramMCPClient, runContext } from '../mcp-context.js';
+import { checkService } from '../shapes.js';
 import { AxSignature } from '../signature.js';
 import type { AxSignatureInputs, AxSignatureOutputs } from '../signature-types.js';
 import type { AxMCPProgramEvent } from '../tool-calls.js';
-import { type AxModelSettings, MODEL_SETTINGS_KEYS, modelSettings } from '../tool-loop.js';
+import { modelSettings } from '../tool-loop.js';
 import { type AxAgentEvent, runActor } from './actor.js';
+import {
+  AGENT_FORWARD_OPTIONS,
+  AGENT_OPTIONS,
+  type AxAgentForwardOptions,
+  type AxAgentOptions,
+  discoveryLimit,
+  FORWARD_LABEL,
+  LABEL,
+  markAgent,
+  maxTurnsOf,
+  resolveLimits,
+} from './agent-options.js';
 import { type AgentCallable, CallableIndex } from './callables.js';
+import {
+  type AxAgentParked,
+  announceParked,
+  answersClarification,
+  type RunStart,
+  resumeParked,
+} from './clarification.js';
 import { AgentHost } from './host-api.js';
 import { EVIDENCE_FIELD, responderInputs, responderMedia, responderProgram } from './responder.js';
-import {
-  type AxAgentSandboxLimits,
-  DEFAULT_LIMITS,
-  SANDBOX_LIMITS,
-  type SandboxLimits,
-  SandboxSession,
-} from './sandbox.js';
+import { type SandboxLimits, SandboxSession } from './sandbox.js';
 import {
   AgentLedger,
   type AxAgentActionLogEntry,
@@ -58,156 +50,14 @@ import {
   parseState,
 } from './state.js';
 
-/** The continuation kind a clarification registers with the event runtime. */
-export const CLARIFICATION_KIND = 'ax.clarification';
-
-/** Options of {@link agent}. */
-export interface AxAgentOptions extends AxModelSettings {
-  /** The agent's own AI service: used when `forward` gets none, and when a parent calls it. */
-  ai?: AxAIService;
-  /** The name a parent calls it by (`agents.<name>`): `[A-Za-z_][A-Za-z0-9_]{0,63}`. */
-  name?: string;
-  /** What it does, for a parent's actor. */
-  description?: string;
-  /** A stable id: subscriptions are owned by `ax-agent:<id>` (default: the name, else random). */
-  id?: string;
-  /** MCP clients the actor reaches as `mcp.<namespace>` (one or an array). */
-  mcp?: AxMCPClients;
-  /** What it inherits from a parent's context (default `'all'`). */
-  mcpInheritance?: AxMCPInheritance;
-  /**
-   * List only namespaces and let the actor `discover(query)` callables (default off);
-   * `maxResults` bounds one search (default 8, at most 50).
-   */
-  functionDiscovery?: boolean | { maxResults?: number };
-  /** Child agents, callable as `agents.<name>(inputs)`. */
-  agents?: readonly AxAgent[];
-  /** Host functions, callable as `functions.<name>(args)`. */
-  functions?: readonly AxFunction[];
-  /** Input fields kept out of the prompt: the actor reads them as `inputs.<field>` in code. */
-  contextFields?: readonly string[];
-  /** Actor turns per run (default 8). */
-  maxTurns?: number;
-  /** Extra instructions for the actor and the responder. */
-  instructions?: string;
-  /** Limits of the sandbox. */
-  limits?: AxAgentSandboxLimits;
-  /** Times the responder is asked to fix outputs that do not match (default 2). */
-  maxCorrections?: number;
-  /** Failures of best-effort work: restoring state, releasing subscriptions on close. */
-  onError?: (error: unknown) => void;
-}
-
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-
-/** Names users reach for, in the options of agents and of their runs. */
-const RUN_ALIASES = {
-  maxSteps: 'maxTurns',
-  turns: 'maxTurns',
-  inheritance: 'mcpInheritance',
-  clients: 'mcp',
-} as const;
-
-/** What {@link AxAgent} accepts; checked once in the constructor. */
-const AGENT_OPTIONS = object(
-  {
-    ...MODEL_SETTINGS_KEYS,
-    ai: AI_SERVICE,
-    name: matching(NAME, `a name matching ${NAME.source}`),
-    description: string(),
-    id: string({ nonEmpty: true }),
-    mcp: MCP_CLIENTS,
-    mcpInheritance: MCP_INHERITANCE,
-    functionDiscovery: anyOf(
-      boolean(),
-      object(
-        { maxResults: number({ integer: true, min: 1, max: 50 }) },
-        { expected: 'an object { maxResults? }' },
-      ),
-    ),
-    agents: array(
-      instance('an agent created with agent()', (value) => value instanceof AxAgent),
-      { expected: 'an array of agents created with agent()' },
-    ),
-    functions: FUNCTIONS,
-    contextFields: array(string({ nonEmpty: true })),
-    maxTurns: number({ integer: true, min: 1 }),
-    instructions: string(),
-    limits: SANDBOX_LIMITS,
-    maxCorrections: number({ integer: true, min: 0 }),
-    onError: func('a function (error) => void'),
-  },
-  {
-    expected: 'an options object { mcp?, functions?, agents?, maxTurns?, … }',
-    aliases: {
-      ...RUN_ALIASES,
-      discovery: 'functionDiscovery',
-      children: 'agents',
-      subAgents: 'agents',
-      system: 'instructions',
-      sandbox: 'limits',
-    },
-  },
-);
-
-/** Options of one run. Where they overlap with {@link AxAgentOptions}, these win. */
-export interface AxAgentForwardOptions extends AxModelSettings {
-  mcp?: AxMCPClients;
-  mcpInheritance?: AxMCPInheritance;
-  /** The context of the program this run is nested in (parent agents and flows pass it). */
-  mcpParent?: AxMCPExecutionContext;
-  abortSignal?: AbortSignal;
-  maxTurns?: number;
-  /** Set by the event runtime. */
-  eventContext?: AxEventContext;
-  onMCPEvent?: (event: AxMCPProgramEvent) => void;
-  onAgentEvent?: (event: AxAgentEvent) => void;
-}
-
-/** What {@link AxAgent.forward} and {@link AxAgent.streamingForward} accept; checked once per run. */
-const AGENT_FORWARD_OPTIONS = object(
-  {
-    ...MODEL_SETTINGS_KEYS,
-    mcp: MCP_CLIENTS,
-    mcpInheritance: MCP_INHERITANCE,
-    mcpParent: EXECUTION_CONTEXT,
-    abortSignal: ABORT_SIGNAL,
-    maxTurns: number({ integer: true, min: 1 }),
-    eventContext: EVENT_CONTEXT,
-    onMCPEvent: func('a function (event) => void'),
-    onAgentEvent: func('a function (event) => void'),
-  },
-  {
-    expected: 'run options { abortSignal?, mcp?, maxTurns?, … }',
-    aliases: { ...RUN_ALIASES, signal: 'abortSignal' },
-  },
-);
-
-const LABEL = 'AxAgent options';
-const FORWARD_LABEL = 'AxAgent forward options';
-
-/** What a run parked on a clarification returns when the event runtime runs it. */
-export interface AxAgentParked {
-  clarification: { question: string; kind: typeof CLARIFICATION_KIND; value: string };
-}
+export type { AxAgentForwardOptions, AxAgentOptions } from './agent-options.js';
+export { AxAgentClarificationError, type AxAgentParked, CLARIFICATION_KIND } from './clarification.js';
 
 /** What {@link AxAgent.streamingForward} yields: agent steps, MCP events and the responder's outputs. */
 export type AxAgentStreamChunk<Out> =
   | { channel: 'agent'; event: AxAgentEvent }
   | { channel: 'mcp'; event: AxMCPProgramEvent }
   | Extract<AxGenStreamChunk<Out>, { channel: 'output' }>;
-
-/** The actor asked a question; the run is parked in the agent's state under `runId`. */
-export class AxAgentClarificationError extends AxProgramError {
-  readonly question: string;
-  readonly runId: string;
-
-  constructor(question: string, runId: string) {
-    super('clarification_needed', `The agent needs a clarification: ${question.slice(0, 500)}`);
-    this.question = question;
-    this.runId = runId;
-  }
-}
 
 interface RunHooks {
   emitAgent: (event: AxAgentEvent) => void;
@@ -252,6 +102,7 @@ export class AxAgent<
   readonly #stop = new AbortController();
 
   constructor(signature: string | AxSignature, options: AxAgentOptions = {}) {
+    markAgent(this);
     this.signature = signature instanceof AxSignature ? signature : new AxSignature(signature);
     assertProgramOptions(AGENT_OPTIONS, options, LABEL);
     this.name = options.name;
@@ -412,7 +263,7 @@ export class AxAgent<
     const service = ai ?? this.#options.ai;
     checkService(service, "AxAgent forward (or the agent's ai option)");
     const defaults = this.#options;
-    const maxTurns = options.maxTurns ?? defaults.maxTurns ?? 8;
+    const maxTurns = maxTurnsOf(options, defaults);
     const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal, this.#stop.signal);
     const signal = link.signal;
     let session: SandboxSession | undefined;
@@ -501,38 +352,16 @@ export class AxAgent<
   }
 
   /** A fresh run, or the parked run an `ax.clarification` continuation resumes. */
-  #start(inputs: In, eventContext: AxEventContext | undefined) {
-    const continuation = eventContext?.continuation;
-    if (continuation?.kind !== CLARIFICATION_KIND) {
-      return {
-        values: validateInputs(this.signature.inputs, inputs),
-        log: [] as AxAgentActionLogEntry[],
-        firstTurn: 1,
-        notes: [] as string[],
-      };
+  #start(inputs: In, eventContext: AxEventContext | undefined): RunStart {
+    if (!eventContext || !answersClarification(eventContext)) {
+      return { values: validateInputs(this.signature.inputs, inputs), log: [], firstTurn: 1, notes: [] };
     }
-    const parked = this.#parked;
-    if (!parked || parked.runId !== continuation.value) {
-      throw new AxProgramError(
-        'invalid_state',
-        `No run of this agent is parked as ${CLARIFICATION_KIND}:${continuation.value}`,
-      );
-    }
+    const start = resumeParked(this.#parked, inputs, eventContext);
     this.#parked = undefined;
-    const event = eventContext?.event;
-    const answer = JSON.stringify(inputs).slice(0, 20_000);
-    const from = event
-      ? ` (event "${event.type}" from ${event.source}; its sender is ${eventContext?.trust})`
-      : '';
-    const notes = [
-      `You asked: ${parked.question}\nThe answer arrived${from}: ${answer}`,
-      'The runtime restarted while waiting: variables from earlier steps are gone.',
-    ];
-    const log = [...parked.log, ...notes.map((text): AxAgentActionLogEntry => ({ kind: 'note', text }))];
-    return { values: parked.inputs, log, firstTurn: parked.turns + 1, notes };
+    return start;
   }
 
-  async #park(
+  #park(
     question: string,
     start: { values: Record<string, unknown>; log: AxAgentActionLogEntry[] },
     turn: number,
@@ -540,12 +369,7 @@ export class AxAgent<
   ): Promise<AxAgentParked> {
     const runId = eventContext?.runId ?? crypto.randomUUID();
     this.#parked = { runId, question, inputs: start.values, log: start.log, turns: turn };
-    if (!eventContext) throw new AxAgentClarificationError(question, runId);
-    await eventContext.registerContinuation({
-      correlation: { kind: CLARIFICATION_KIND, value: runId },
-      metadata: { question, inputs: start.values },
-    });
-    return { clarification: { question, kind: CLARIFICATION_KIND, value: runId } };
+    return announceParked(this.#parked, eventContext);
   }
 
   async #respond(
@@ -612,18 +436,6 @@ function childInfo(child: AxAgent) {
     inputs: child.signature.inputs,
     outputs: child.signature.outputs,
   };
-}
-
-/** The limits with defaults (their shapes were checked with the options). */
-function resolveLimits(limits: AxAgentSandboxLimits | undefined): SandboxLimits {
-  const resolved: Record<string, number> = { ...DEFAULT_LIMITS };
-  for (const [key, value] of Object.entries(limits ?? {})) if (value !== undefined) resolved[key] = value;
-  return Object.freeze(resolved as SandboxLimits);
-}
-
-function discoveryLimit(option: AxAgentOptions['functionDiscovery']): number {
-  const max = typeof option === 'object' ? option.maxResults : undefined;
-  return max ?? 8;
 }
 
 /**

@@ -11,63 +11,19 @@
  * runs out of time, memory or stack ends with an error in its result, never a crash: a
  * runtime that cannot be trusted afterwards is replaced by a fresh one (`reset`).
  */
-import * as releaseSyncModule from '@jitl/quickjs-wasmfile-release-sync';
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSContext,
-  type QuickJSDeferredPromise,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSSyncVariant,
-} from 'quickjs-emscripten-core';
-import { number, object } from '../../options/check.js';
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
 import { AxProgramError } from '../errors.js';
-import { GUEST_BOOTSTRAP, type GuestShape, RESERVED_GLOBALS } from './guest.js';
+import { type GuestShape, RESERVED_GLOBALS } from './guest.js';
+import { type Instance, openInstance } from './sandbox-instance.js';
+import type { SandboxLimits } from './sandbox-limits.js';
 import { prepareStep } from './step-code.js';
 
-/** Limits of the actor's runtime. */
-export interface AxAgentSandboxLimits {
-  /** Wall time one step may take, awaited calls included (default 30,000 ms). */
-  stepTimeoutMs?: number;
-  /** Heap of the runtime in bytes (default 64 MiB). */
-  memoryLimitBytes?: number;
-  /** Interpreter stack in bytes (default 256 KiB). */
-  maxStackBytes?: number;
-  /** Console characters kept per step (default 8,000). */
-  maxOutputChars?: number;
-}
-
-/** The shape of {@link AxAgentSandboxLimits} (an agent's `limits`). */
-export const SANDBOX_LIMITS = object(
-  {
-    stepTimeoutMs: number({ integer: true, min: 1 }),
-    memoryLimitBytes: number({ integer: true, min: 1024 * 1024 }),
-    maxStackBytes: number({ integer: true, min: 1 }),
-    maxOutputChars: number({ integer: true, min: 1 }),
-  },
-  {
-    expected: 'an object { stepTimeoutMs?, memoryLimitBytes?, maxStackBytes?, maxOutputChars? }',
-    aliases: {
-      timeoutMs: 'stepTimeoutMs',
-      stepTimeout: 'stepTimeoutMs',
-      memoryLimit: 'memoryLimitBytes',
-      memoryBytes: 'memoryLimitBytes',
-      stackBytes: 'maxStackBytes',
-      maxOutput: 'maxOutputChars',
-    },
-  },
-);
-
-/** Resolved limits. */
-export type SandboxLimits = Required<AxAgentSandboxLimits>;
-
-export const DEFAULT_LIMITS: SandboxLimits = Object.freeze({
-  stepTimeoutMs: 30_000,
-  memoryLimitBytes: 64 * 1024 * 1024,
-  maxStackBytes: 256 * 1024,
-  maxOutputChars: 8_000,
-});
+export {
+  type AxAgentSandboxLimits,
+  DEFAULT_LIMITS,
+  SANDBOX_LIMITS,
+  type SandboxLimits,
+} from './sandbox-limits.js';
 
 /** What the sandbox asks of its host: the asynchronous operations behind the globals. */
 export interface SandboxHost {
@@ -93,62 +49,12 @@ export interface SandboxStepResult {
 /** How a step ended, before its console output and signals are added. */
 type StepEnd = Omit<SandboxStepResult, 'output' | 'final' | 'clarification' | 'kept'> & { kept?: string[] };
 
-/** The build's initial memory (its C stack and static data live there). */
-const BASE_MEMORY_BYTES = 16 * 1024 * 1024;
-
-/**
- * The build variant. Its types are CommonJS while Node and bundlers load its ES module, so
- * the default export is reached through the namespace in both worlds.
- */
-const releaseSync: QuickJSSyncVariant = unwrapDefault(releaseSyncModule);
-
-function unwrapDefault(module: unknown): QuickJSSyncVariant {
-  let value = module as { default?: unknown; type?: unknown };
-  while (value.type !== 'sync' && typeof value.default === 'object' && value.default !== null) {
-    value = value.default as typeof value;
-  }
-  return value as QuickJSSyncVariant;
-}
-const WASM_PAGE = 65_536;
-
 /** Largest JSON text a host call may hand into the sandbox. */
 const MAX_RESULT_CHARS = 4 * 1024 * 1024;
 
 interface PendingCall {
   deferred: QuickJSDeferredPromise;
   abort: AbortController;
-}
-
-/** One QuickJS instance with the actor's globals installed. */
-class Instance {
-  readonly runtime: QuickJSRuntime;
-  readonly context: QuickJSContext;
-  readonly control: QuickJSHandle;
-  /** Epoch ms after which the interrupt handler stops the guest; 0 stops it now. */
-  deadline = Number.POSITIVE_INFINITY;
-  /** The run was aborted: stop the guest now. */
-  aborting = false;
-
-  constructor(runtime: QuickJSRuntime, context: QuickJSContext, control: QuickJSHandle) {
-    this.runtime = runtime;
-    this.context = context;
-    this.control = control;
-  }
-
-  /** A host stack overflow unwound through the interpreter: freeing it would trip its assertions. */
-  broken = false;
-
-  dispose(): void {
-    if (this.broken) return;
-    try {
-      this.control.dispose();
-      this.context.dispose();
-      this.runtime.dispose();
-    } catch {
-      // A runtime left inconsistent by a host stack overflow may refuse to free cleanly;
-      // dropping the WebAssembly instance releases its memory either way.
-    }
-  }
 }
 
 /**
@@ -413,45 +319,12 @@ export class SandboxSession {
     this.#instance = await this.#start();
   }
 
-  async #start(): Promise<Instance> {
-    let module: Awaited<ReturnType<typeof newQuickJSWASMModuleFromVariant>>;
-    try {
-      // QuickJS's own limit only bounds single allocations in this build (its usable-size
-      // accounting is 0 under emscripten), so the WebAssembly memory itself is capped: a
-      // fixed maximum makes growth fail, and QuickJS reports "out of memory" to the code.
-      const pages = Math.ceil((BASE_MEMORY_BYTES + this.#limits.memoryLimitBytes) / WASM_PAGE);
-      const wasmMemory = new WebAssembly.Memory({ initial: BASE_MEMORY_BYTES / WASM_PAGE, maximum: pages });
-      module = await newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmMemory }));
-    } catch (cause) {
-      throw new AxProgramError('sandbox_failed', 'The QuickJS WebAssembly module could not be loaded', {
-        cause,
-      });
-    }
-    const runtime = module.newRuntime();
-    runtime.setMemoryLimit(this.#limits.memoryLimitBytes);
-    runtime.setMaxStackSize(this.#limits.maxStackBytes);
-    const context = runtime.newContext();
-    let instance: Instance | undefined;
-    runtime.setInterruptHandler(
-      () => instance !== undefined && (instance.aborting || Date.now() > instance.deadline),
-    );
-    const call = context.newFunction('call', (pathText, argsText) => this.#call(context, pathText, argsText));
-    const log = context.newFunction('log', (level, text) => {
-      this.#log(context.getString(level), context.getString(text));
+  #start(): Promise<Instance> {
+    return openInstance(this.#limits, this.#shape, {
+      call: (context, pathText, argsText) => this.#call(context, pathText, argsText),
+      log: (level, text) => this.#log(level, text),
+      signal: (kind, text) => this.#signal(kind, text),
     });
-    const signal = context.newFunction('signal', (kind, text) => {
-      this.#signal(context.getString(kind), context.getString(text));
-    });
-    const shape = context.newString(JSON.stringify(this.#shape));
-    const bootstrap = context.unwrapResult(
-      context.evalCode(GUEST_BOOTSTRAP, 'bootstrap.js', { type: 'global' }),
-    );
-    const control = context.unwrapResult(
-      context.callFunction(bootstrap, context.undefined, call, log, signal, shape),
-    );
-    for (const handle of [bootstrap, call, log, signal, shape]) handle.dispose();
-    instance = new Instance(runtime, context, control);
-    return instance;
   }
 
   #call(context: QuickJSContext, pathText: QuickJSHandle, argsText: QuickJSHandle): QuickJSHandle {
