@@ -12,45 +12,43 @@ import {
  * Messages never carry tokens or other secrets.
  */
 
-/** Stable error codes. Match on these, not on messages. */
-export type AxMCPErrorCode =
-  | 'protocol_error'
-  | 'invalid_message'
-  | 'unsafe_key'
-  | 'http_status'
-  | 'transport_error'
-  | 'stream_ended'
-  | 'message_too_large'
-  | 'session_expired'
-  | 'timeout'
-  | 'aborted'
-  | 'authorization_denied'
-  | 'unsupported'
-  | 'ssrf_blocked'
-  | 'closed'
-  | 'pagination'
-  | 'invalid_argument'
-  | 'task_failed'
-  | 'task_cancelled'
-  | 'input_rounds_exhausted'
+/**
+ * The stable error codes, one key each (the value means nothing). Match on these, not on
+ * messages. A layer above adds its own by augmenting this interface: `src/auth/oauth/errors.ts`
+ * adds the OAuth codes, so they live beside the error that carries them.
+ */
+export interface AxMCPErrorCodes {
+  protocol_error: true;
+  invalid_message: true;
+  unsafe_key: true;
+  http_status: true;
+  transport_error: true;
+  stream_ended: true;
+  message_too_large: true;
+  session_expired: true;
+  timeout: true;
+  aborted: true;
+  authorization_denied: true;
+  unsupported: true;
+  ssrf_blocked: true;
+  closed: true;
+  pagination: true;
+  invalid_argument: true;
+  task_failed: true;
+  task_cancelled: true;
+  input_rounds_exhausted: true;
   /** Options that cannot work as written: an unknown key, a wrong type, a missing required field. */
-  | 'invalid_options'
+  invalid_options: true;
   /** A tool's `structuredContent` does not fit its `outputSchema` (`AxMCPToolOutputError`). */
-  | 'output_schema_mismatch'
+  output_schema_mismatch: true;
   /** A tool's `outputSchema` cannot be checked safely (too large, too deep, exponential patterns, endless references). */
-  | 'invalid_output_schema'
+  invalid_output_schema: true;
   /** A 2025-11-25 server needs a URL-mode elicitation first (`-32042`, `AxMCPURLElicitationRequiredError`). */
-  | 'url_elicitation_required'
-  // OAuth (AxMCPOAuthError)
-  | 'oauth_discovery_failed'
-  | 'oauth_resource_mismatch'
-  | 'oauth_issuer_mismatch'
-  | 'oauth_unsupported'
-  | 'oauth_registration_failed'
-  | 'oauth_interaction_required'
-  | 'oauth_authorization_failed'
-  | 'oauth_state_mismatch'
-  | 'oauth_token_failed';
+  url_elicitation_required: true;
+}
+
+/** A stable error code: a key of {@link AxMCPErrorCodes}. */
+export type AxMCPErrorCode = keyof AxMCPErrorCodes;
 
 /** Where an error happened, without secrets. */
 export interface AxMCPErrorContext {

@@ -2,6 +2,7 @@ export {
   AxMCPAuthorizationDeniedError,
   AxMCPError,
   type AxMCPErrorCode,
+  type AxMCPErrorCodes,
   type AxMCPErrorContext,
   AxMCPHTTPStatusError,
   AxMCPInvalidOptionsError,

@@ -1,6 +1,21 @@
 /** The typed error of the OAuth client. Messages never carry tokens, secrets or codes. */
 import { AxMCPError, type AxMCPErrorCode, type AxMCPErrorContext } from '../../protocol/errors.js';
 
+declare module '../../protocol/errors.js' {
+  /** The OAuth client's codes (see {@link AxMCPOAuthError}). */
+  interface AxMCPErrorCodes {
+    oauth_discovery_failed: true;
+    oauth_resource_mismatch: true;
+    oauth_issuer_mismatch: true;
+    oauth_unsupported: true;
+    oauth_registration_failed: true;
+    oauth_interaction_required: true;
+    oauth_authorization_failed: true;
+    oauth_state_mismatch: true;
+    oauth_token_failed: true;
+  }
+}
+
 /** The stable codes an {@link AxMCPOAuthError} carries. */
 export type AxMCPOAuthErrorCode = Extract<AxMCPErrorCode, `oauth_${string}`>;
 
