@@ -7,6 +7,10 @@ export { AxMCPNodeHTTPTransport, type AxMCPNodeHTTPTransportOptions } from './no
 export { AxMCPFileEraStore } from './node/file-era-store.js';
 export { type AxMCPNodeFetch, type AxMCPNodeFetchOptions, createNodeFetch } from './node/node-fetch.js';
 export {
+  AxMCPPostgresEraStore,
+  type AxMCPPostgresEraStoreOptions,
+  AxMCPPostgresTokenStore,
+  type AxMCPPostgresTokenStoreOptions,
   type AxPostgresConnectionOptions,
   AxPostgresEraStore,
   type AxPostgresEraStoreOptions,

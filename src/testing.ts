@@ -4,6 +4,7 @@
  */
 export { AxManualEventClock } from './events/clock.js';
 export {
+  type AxEventStoreConformanceOptions,
   type EventStoreConformanceOptions,
   runEventStoreConformance,
 } from './testing/event-store-conformance.js';

@@ -34,9 +34,9 @@ import type {
   AxEventDeadLetterReason,
   AxEventDelivery,
   AxEventRunStatus,
+  AxEventStore,
   AxEventStoredEvent,
   AxEventTransition,
-  EventStore,
 } from './store.js';
 import type {
   AxEventContext,
@@ -47,7 +47,7 @@ import type {
 
 /** What the executor needs from the runtime. */
 export interface ExecutorDeps {
-  store: EventStore;
+  store: AxEventStore;
   clock: AxEventClock;
   routes: ReadonlyMap<string, AxEventRouteDefinition>;
   targets: ReadonlyMap<string, AxEventTargetDefinition>;

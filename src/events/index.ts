@@ -108,6 +108,7 @@ export {
   type AxEventRun,
   type AxEventRunStatus,
   type AxEventSinkDraft,
+  type AxEventStore,
   type AxEventStoreCapabilities,
   type AxEventStoredEvent,
   type AxEventTransition,

@@ -5,7 +5,7 @@
 
 import type { AxEventClock } from './clock.js';
 import { AxEventError, AxEventLeaseLostError } from './errors.js';
-import type { EventStore } from './store.js';
+import type { AxEventStore } from './store.js';
 
 /** The abort reason of a run stopped by `cancelRun`. */
 export function cancelReason(): AxEventError {
@@ -22,7 +22,7 @@ export class LeaseKeeper {
   #loop: Promise<void> | null = null;
 
   constructor(
-    private readonly store: EventStore,
+    private readonly store: AxEventStore,
     private readonly clock: AxEventClock,
     private readonly deliveryId: string,
     private readonly fencingToken: number,

@@ -21,9 +21,9 @@ import type {
   AxEventDelivery,
   AxEventPruneResult,
   AxEventRun,
+  AxEventStore,
   AxEventStoredEvent,
   AxEventTransition,
-  EventStore,
 } from './store.js';
 import { isTerminalRunStatus } from './store.js';
 import { copyDelivery, deliveryToRun, NUL, newDelivery, nextDueOf } from './store-helpers.js';
@@ -36,8 +36,8 @@ interface EventSlot {
   pendingRefs: number;
 }
 
-/** A bounded, volatile {@link EventStore} held in memory. */
-export class AxMemoryEventStore implements EventStore {
+/** A bounded, volatile {@link AxEventStore} held in memory. */
+export class AxMemoryEventStore implements AxEventStore {
   readonly durability = 'volatile' as const;
   readonly capabilities = { multiWorker: false };
   readonly #limits: Required<AxMemoryEventStoreOptions>;

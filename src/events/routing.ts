@@ -15,7 +15,7 @@ import {
 } from './route.js';
 import type { AxEventWarning } from './runtime-options.js';
 import type { AxEventSourceDescription } from './source.js';
-import type { AxEventDeliveryDraft, EventStore } from './store.js';
+import type { AxEventDeliveryDraft, AxEventStore } from './store.js';
 
 /** True if the ingress may reach a route that requires authentication. */
 export function isAuthenticatedIngress(ingress: AxEventIngressRecord): boolean {
@@ -101,7 +101,7 @@ interface PlanInput {
   ingress: AxEventIngressRecord;
   scope: string;
   now: number;
-  store: EventStore;
+  store: AxEventStore;
   onError: (error: unknown) => void;
 }
 

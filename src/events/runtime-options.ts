@@ -22,7 +22,7 @@ import { type AxEventRetryPolicy, DEFAULT_RETRY_POLICY } from './retry.js';
 import { type AxEventRouteDefinition, ROUTE_DEFINITION } from './route.js';
 import { type AxEventSource, EVENT_SOURCE } from './source.js';
 import type { AxEventStateStore } from './state.js';
-import type { EventStore } from './store.js';
+import type { AxEventStore } from './store.js';
 import { type AxEventTargetDefinition, TARGET_DEFINITION } from './target.js';
 
 /** Where a reported error came from. */
@@ -58,7 +58,7 @@ export interface AxEventRuntimeOptions {
   /** Sources started by `start()` and closed by `close()`. */
   sources?: readonly AxEventSource[];
   /** Default: a new `AxMemoryEventStore` (volatile), closed with the runtime. A store you pass stays yours to close. */
-  store?: EventStore;
+  store?: AxEventStore;
   /** Per-(target, scope, instance) state; default in memory. */
   stateStore?: AxEventStateStore;
   /** Default: the system clock. Use `AxManualEventClock` in tests. */
@@ -136,14 +136,14 @@ const ALIASES = {
 
 /** A store the runtime can work with (the methods it calls). */
 const EVENT_STORE = instance(
-  'an EventStore (AxMemoryEventStore, AxSQLiteEventStore, AxPostgresEventStore, …)',
+  'an AxEventStore (AxMemoryEventStore, AxSQLiteEventStore, AxPostgresEventStore, …)',
   (v) => {
-    const store = v as Partial<Record<keyof EventStore, unknown>> | null;
+    const store = v as Partial<Record<keyof AxEventStore, unknown>> | null;
     return (
       typeof store === 'object' &&
       store !== null &&
       ['append', 'claim', 'transition', 'findContinuation', 'getRun', 'nextDueAt', 'close'].every(
-        (name) => typeof store[name as keyof EventStore] === 'function',
+        (name) => typeof store[name as keyof AxEventStore] === 'function',
       )
     );
   },

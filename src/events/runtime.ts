@@ -36,7 +36,7 @@ import {
   EVENT_SOURCE,
 } from './source.js';
 import { AxMemoryEventStateStore } from './state.js';
-import type { AxEventDeadLetter, AxEventRun, EventStore } from './store.js';
+import type { AxEventDeadLetter, AxEventRun, AxEventStore } from './store.js';
 import type { AxEventTargetDefinition } from './target.js';
 import { checkTarget } from './target-builder.js';
 
@@ -52,7 +52,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export class AxEventRuntime {
   /** The store this runtime reads and writes (given, or a memory store it owns). */
-  readonly store: EventStore;
+  readonly store: AxEventStore;
   /** The clock every time and sleep goes through. */
   readonly clock: AxEventClock;
   /** The lease owner name of this runtime's claims. */

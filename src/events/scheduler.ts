@@ -9,11 +9,11 @@ import { Doorbell } from './doorbell.js';
 import { AxEventClosedError, AxEventError } from './errors.js';
 import type { Executor } from './executor.js';
 import type { AxEventErrorReport } from './runtime-options.js';
-import type { AxEventClaim, EventStore } from './store.js';
+import type { AxEventClaim, AxEventStore } from './store.js';
 
 /** What the scheduler needs from the runtime. */
 export interface DeliverySchedulerDeps {
-  store: EventStore;
+  store: AxEventStore;
   clock: AxEventClock;
   executor: Executor;
   workerId: string;

@@ -1,5 +1,5 @@
 /**
- * The `EventStore` interface: the only thing the runtime talks to about state. Every
+ * The `AxEventStore` interface: the only thing the runtime talks to about state. Every
  * method is one atomic operation (a transaction in a database store), so the same
  * interface fits memory, SQLite and PostgreSQL (`FOR UPDATE SKIP LOCKED` claims, leases
  * with fencing tokens, compare-and-set transitions, a unique dedupe key).
@@ -123,7 +123,7 @@ export interface AxEventAppendInput {
   now: number;
 }
 
-/** The outcome of {@link EventStore.append}. */
+/** The outcome of {@link AxEventStore.append}. */
 export type AxEventAppendResult =
   | { status: 'appended'; deliveryIds: string[] }
   | { status: 'duplicate'; deliveryIds: string[] }
@@ -236,7 +236,7 @@ export interface AxEventRun {
   }[];
 }
 
-/** What {@link EventStore.prune} removed. */
+/** What {@link AxEventStore.prune} removed. */
 export interface AxEventPruneResult {
   deliveries: number;
   events: number;
@@ -255,7 +255,7 @@ export interface AxEventStoreCapabilities {
  * The persistence contract of the event runtime. Every method is atomic. Implementations:
  * `AxMemoryEventStore` (volatile), `AxSQLiteEventStore` (`ax-mcp/node`).
  */
-export interface EventStore {
+export interface AxEventStore {
   readonly durability: AxEventDurability;
   readonly capabilities: AxEventStoreCapabilities;
   /**
@@ -333,3 +333,6 @@ export interface EventStore {
   prune(input: { now: number }): Promise<AxEventPruneResult>;
   close(): Promise<void>;
 }
+
+/** @deprecated Renamed {@link AxEventStore}: public names start with `Ax`. */
+export type EventStore = AxEventStore;

@@ -17,8 +17,8 @@ import { AxMCPInvalidOptionsError } from '../protocol/errors.js';
 import { AxMCPNodeHTTPTransport } from './fast-transport.js';
 import { AxMCPFileEraStore } from './file-era-store.js';
 import { createNodeFetch } from './node-fetch.js';
-import { AxPostgresEraStore } from './postgres/era-store.js';
-import { AxPostgresTokenStore } from './postgres/token-store.js';
+import { AxMCPPostgresEraStore } from './postgres/era-store.js';
+import { AxMCPPostgresTokenStore } from './postgres/token-store.js';
 import { AxMCPStdioTransport } from './stdio/transport.js';
 import { AxMCPFileTokenStore } from './token-store.js';
 
@@ -166,42 +166,46 @@ const cases: Case[] = [
   },
   {
     name: 'poolsize in the wrong case',
-    build: () => new AxPostgresEraStore({ connectionString: databaseURL, poolsize: 2 } as Any),
+    build: () => new AxMCPPostgresEraStore({ connectionString: databaseURL, poolsize: 2 } as Any),
     path: 'poolsize',
     suggestion: 'poolSize',
   },
   {
     name: 'a PostgreSQL store with neither pool nor connectionString (a rule across options)',
-    build: () => new AxPostgresEraStore({ schema: 'ax_mcp' }),
+    build: () => new AxMCPPostgresEraStore({ schema: 'ax_mcp' }),
     path: 'connectionString',
     message: /exactly one of pool and connectionString/,
   },
   {
     name: 'an unsafe schema name',
     build: () =>
-      new AxPostgresEraStore({ connectionString: databaseURL, schema: 'Robert"; DROP TABLE x;--' }),
+      new AxMCPPostgresEraStore({ connectionString: databaseURL, schema: 'Robert"; DROP TABLE x;--' }),
     path: 'schema',
   },
   {
     name: 'a url for connectionString',
-    build: () => new AxPostgresEraStore({ url: databaseURL } as Any),
+    build: () => new AxMCPPostgresEraStore({ url: databaseURL } as Any),
     path: 'url',
     suggestion: 'connectionString',
   },
   {
     name: 'an encryption key of the wrong length',
     build: () =>
-      new AxPostgresTokenStore({ connectionString: databaseURL, key: { id: 'k', key: new Uint8Array(20) } }),
+      new AxMCPPostgresTokenStore({
+        connectionString: databaseURL,
+        key: { id: 'k', key: new Uint8Array(20) },
+      }),
     path: 'key.key',
   },
   {
     name: 'two encryption keys with one id (a rule across options)',
-    build: () => new AxPostgresTokenStore({ connectionString: databaseURL, key: KEY, previousKeys: [KEY] }),
+    build: () =>
+      new AxMCPPostgresTokenStore({ connectionString: databaseURL, key: KEY, previousKeys: [KEY] }),
     path: 'previousKeys[0].id',
   },
   {
     name: 'the encryption key under another name',
-    build: () => new AxPostgresTokenStore({ connectionString: databaseURL, encryptionKey: KEY } as Any),
+    build: () => new AxMCPPostgresTokenStore({ connectionString: databaseURL, encryptionKey: KEY } as Any),
     path: 'encryptionKey',
     suggestion: 'key',
   },
@@ -229,11 +233,11 @@ describe('ax-mcp/node options', () => {
 
   it('refuses PostgreSQL options in open() before connecting', async () => {
     const before = connections;
-    const era = await AxPostgresEraStore.open({ connectionString: databaseURL, poolsize: 2 } as Any).catch(
+    const era = await AxMCPPostgresEraStore.open({ connectionString: databaseURL, poolsize: 2 } as Any).catch(
       (error: unknown) => error,
     );
     expectInvalid(era, { path: 'poolsize', suggestion: 'poolSize' });
-    const tokens = await AxPostgresTokenStore.open({
+    const tokens = await AxMCPPostgresTokenStore.open({
       connectionString: databaseURL,
       key: { id: '', key: KEY.key },
     }).catch((error: unknown) => error);
@@ -262,7 +266,7 @@ describe('ax-mcp/node options', () => {
     expect(existsSync(marker)).toBe(true);
     rmSync(marker);
 
-    const store = new AxPostgresEraStore({ connectionString: databaseURL, schema: 'ax_mcp', poolSize: 1 });
+    const store = new AxMCPPostgresEraStore({ connectionString: databaseURL, schema: 'ax_mcp', poolSize: 1 });
     await expect(store.get('x')).rejects.toMatchObject({ code: 'transport_error' });
     await store.close();
     expect(connections).toBeGreaterThan(before.connections);
@@ -291,8 +295,8 @@ describe('ax-mcp/node options', () => {
     });
     await stdio.close();
     const stores = [
-      new AxPostgresEraStore({ connectionString: databaseURL }),
-      new AxPostgresTokenStore({
+      new AxMCPPostgresEraStore({ connectionString: databaseURL }),
+      new AxMCPPostgresTokenStore({
         connectionString: databaseURL,
         schema: 'ax_mcp',
         key: { id: '2026-01', key: new Uint8Array(32) },

@@ -1,6 +1,6 @@
 /**
  * The event store conformance kit. Run it in your own test suite against any
- * `EventStore` implementation:
+ * `AxEventStore` implementation:
  *
  * ```ts
  * import { describe, it } from 'vitest';
@@ -12,31 +12,34 @@
  * plain thrown errors, so it depends on no test library.
  */
 
-import type { EventStore } from '../events/store.js';
+import type { AxEventStore } from '../events/store.js';
 import { continuationCases } from './event-store-conformance/continuations.js';
 import { deliveryCases } from './event-store-conformance/deliveries.js';
 import type { Case } from './event-store-conformance/kit.js';
 import { runCases } from './event-store-conformance/runs.js';
 
 /** Options of {@link runEventStoreConformance}. */
-export interface EventStoreConformanceOptions {
-  /** Suite name. Default `EventStore conformance`. */
+export interface AxEventStoreConformanceOptions {
+  /** Suite name. Default `AxEventStore conformance`. */
   name?: string;
   /** Your runner's `describe`. */
   describe: (name: string, fn: () => void) => unknown;
   /** Your runner's `it`. */
   it: (name: string, fn: () => Promise<void>) => unknown;
   /** A fresh, empty store for every test. */
-  create: () => EventStore | Promise<EventStore>;
+  create: () => AxEventStore | Promise<AxEventStore>;
   /** Dispose of a store after its test. Default: `store.close()`. */
-  dispose?: (store: EventStore) => void | Promise<void>;
+  dispose?: (store: AxEventStore) => void | Promise<void>;
 }
 
 const cases: Case[] = [...deliveryCases, ...runCases, ...continuationCases];
 
+/** @deprecated Renamed {@link AxEventStoreConformanceOptions}: public names start with `Ax`. */
+export type EventStoreConformanceOptions = AxEventStoreConformanceOptions;
+
 /** Register the conformance suite with your test runner. */
-export function runEventStoreConformance(options: EventStoreConformanceOptions): void {
-  options.describe(options.name ?? 'EventStore conformance', () => {
+export function runEventStoreConformance(options: AxEventStoreConformanceOptions): void {
+  options.describe(options.name ?? 'AxEventStore conformance', () => {
     for (const [title, body] of cases) {
       options.it(title, async () => {
         const store = await options.create();

@@ -3,7 +3,7 @@
  * connection string and then owned), checked schema names, one transaction per operation
  * retried on deadlocks, versioned migrations, and a reversible encoding for the strings a
  * PostgreSQL `text` column cannot hold. Internal to `AxPostgresEventStore`,
- * `AxPostgresEraStore` and `AxPostgresTokenStore`.
+ * `AxMCPPostgresEraStore` and `AxMCPPostgresTokenStore`.
  */
 
 import type pg from 'pg';

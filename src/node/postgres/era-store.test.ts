@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AxMCPEraStore, AxMCPEraVerdict } from '../../client/era-store.js';
-import { AxPostgresEraStore } from './era-store.js';
+import { AxMCPPostgresEraStore } from './era-store.js';
 
 const url = process.env.AX_MCP_TEST_POSTGRES_URL;
 if (!url) {
@@ -39,12 +39,16 @@ const legacy: AxMCPEraVerdict = {
   decidedAt: 1_700_000_000_001,
 };
 
-describe.skipIf(!url)('AxPostgresEraStore', () => {
+describe.skipIf(!url)('AxMCPPostgresEraStore', () => {
   it('shares verdicts between processes: what one sets, another reads, replaces and forgets', async () => {
     const schema = freshSchema();
-    const one: AxMCPEraStore = await AxPostgresEraStore.open({ connectionString: url, schema, poolSize: 2 });
+    const one: AxMCPEraStore = await AxMCPPostgresEraStore.open({
+      connectionString: url,
+      schema,
+      poolSize: 2,
+    });
     const pool = new pg.Pool({ connectionString: url, max: 2 });
-    const two = new AxPostgresEraStore({ pool, schema });
+    const two = new AxMCPPostgresEraStore({ pool, schema });
     const endpoint = 'https://mcp.example.com/mcp';
     expect(await two.get(endpoint)).toBeUndefined();
     await one.set(endpoint, modern);
@@ -58,7 +62,7 @@ describe.skipIf(!url)('AxPostgresEraStore', () => {
     await two.set('stdio:odd\u0000name', modern);
     expect(await two.keys()).toEqual(['stdio:odd\u0000name']);
     expect(await one.get('stdio:odd\u0000name')).toEqual(modern);
-    await (one as AxPostgresEraStore).close();
+    await (one as AxMCPPostgresEraStore).close();
     await two.close();
     // A pool you pass stays yours.
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
@@ -67,7 +71,7 @@ describe.skipIf(!url)('AxPostgresEraStore', () => {
 
   it('treats a damaged row as unknown, refuses non-verdicts, and says when it is closed', async () => {
     const schema = freshSchema();
-    const store = await AxPostgresEraStore.open({ connectionString: url, schema, poolSize: 2 });
+    const store = await AxMCPPostgresEraStore.open({ connectionString: url, schema, poolSize: 2 });
     await admin().query(
       `INSERT INTO "${schema}".ax_era_verdicts (endpoint_key, verdict) VALUES ('a', '{oops'), ('b', '{"era":"future"}')`,
     );
@@ -79,12 +83,12 @@ describe.skipIf(!url)('AxPostgresEraStore', () => {
     await store.close();
     await expect(store.get('a')).rejects.toMatchObject({ code: 'closed' });
     expect(
-      () => new AxPostgresEraStore({ connectionString: url, schema: 'Robert"); DROP TABLE x;--' }),
+      () => new AxMCPPostgresEraStore({ connectionString: url, schema: 'Robert"); DROP TABLE x;--' }),
     ).toThrow(expect.objectContaining({ code: 'invalid_options', path: 'schema' }));
   });
 
   it('reports an unreachable database as a typed error without the password', async () => {
-    const store = new AxPostgresEraStore({
+    const store = new AxMCPPostgresEraStore({
       connectionString: 'postgres://someone:s3cret-pass@127.0.0.1:1/none',
       schema: freshSchema(),
     });

@@ -60,24 +60,24 @@ const MIGRATIONS: Migration[] = [
   },
 ];
 
-/** Options of {@link AxPostgresEraStore}. */
-export type AxPostgresEraStoreOptions = AxPostgresConnectionOptions;
+/** Options of {@link AxMCPPostgresEraStore}. */
+export type AxMCPPostgresEraStoreOptions = AxPostgresConnectionOptions;
 
-/** The shape of {@link AxPostgresEraStoreOptions}. */
+/** The shape of {@link AxMCPPostgresEraStoreOptions}. */
 const POSTGRES_ERA_STORE_OPTIONS = object(POSTGRES_CONNECTION_KEYS, {
   expected: 'an options object { pool } or { connectionString }, with schema? and poolSize?',
   aliases: POSTGRES_CONNECTION_ALIASES,
 });
 
 /** Era verdicts shared by every process that uses the same PostgreSQL schema. */
-export class AxPostgresEraStore implements AxMCPEraStore {
+export class AxMCPPostgresEraStore implements AxMCPEraStore {
   /** The schema holding the table. */
   readonly schema: string;
   readonly #c: PostgresConnection;
 
   /** Create the store and its table before returning. */
-  static async open(options: AxPostgresEraStoreOptions): Promise<AxPostgresEraStore> {
-    const store = new AxPostgresEraStore(options);
+  static async open(options: AxMCPPostgresEraStoreOptions): Promise<AxMCPPostgresEraStore> {
+    const store = new AxMCPPostgresEraStore(options);
     try {
       await store.migrate();
     } catch (error) {
@@ -88,8 +88,8 @@ export class AxPostgresEraStore implements AxMCPEraStore {
   }
 
   /** Checks `options` (`invalid_options`); nothing touches the database until the first call. */
-  constructor(options: AxPostgresEraStoreOptions) {
-    assertPostgresStoreOptions(POSTGRES_ERA_STORE_OPTIONS, options, 'AxPostgresEraStore options');
+  constructor(options: AxMCPPostgresEraStoreOptions) {
+    assertPostgresStoreOptions(POSTGRES_ERA_STORE_OPTIONS, options, 'AxMCPPostgresEraStore options');
     this.#c = new PostgresConnection(options, errors);
     this.schema = this.#c.schema;
   }
@@ -160,3 +160,10 @@ function isVerdict(value: unknown): value is AxMCPEraVerdict {
       (verdict.discover !== null && typeof verdict.discover === 'object' && !Array.isArray(verdict.discover)))
   );
 }
+
+/** @deprecated Renamed {@link AxMCPPostgresEraStore}: era and token stores are `AxMCP<Backend><Thing>Store` on every backend. */
+export const AxPostgresEraStore = AxMCPPostgresEraStore;
+/** @deprecated Renamed {@link AxMCPPostgresEraStore}. */
+export type AxPostgresEraStore = AxMCPPostgresEraStore;
+/** @deprecated Renamed {@link AxMCPPostgresEraStoreOptions}. */
+export type AxPostgresEraStoreOptions = AxMCPPostgresEraStoreOptions;

@@ -7,7 +7,7 @@ import { eventPath } from '../../events/path.js';
 import type { AxEventRouteDefinition } from '../../events/route.js';
 import { eventRoute } from '../../events/route-builder.js';
 import { eventRuntime } from '../../events/runtime.js';
-import type { AxEventDeliveryDraft, EventStore } from '../../events/store.js';
+import type { AxEventDeliveryDraft, AxEventStore } from '../../events/store.js';
 import { eventTarget } from '../../events/target-builder.js';
 import { runEventStoreConformance } from '../../testing/event-store-conformance.js';
 import { AxPostgresEventStore, type AxPostgresEventStoreOptions } from './event-store.js';
@@ -50,7 +50,7 @@ runEventStoreConformance({
   describe: describePg,
   it,
   create: () => open(),
-  dispose: async (store: EventStore) => {
+  dispose: async (store: AxEventStore) => {
     await store.close();
     await dropSchema((store as AxPostgresEventStore).schema);
   },
@@ -73,7 +73,7 @@ const draft = (overrides: Partial<AxEventDeliveryDraft> = {}): AxEventDeliveryDr
 });
 
 async function publish(
-  store: EventStore,
+  store: AxEventStore,
   deliveries: AxEventDeliveryDraft[],
   id = `e${++n}`,
   scope = 'anonymous',

@@ -1,5 +1,5 @@
 /**
- * A durable `EventStore` on PostgreSQL (`pg` 8, an optional peer dependency) for any number
+ * A durable `AxEventStore` on PostgreSQL (`pg` 8, an optional peer dependency) for any number
  * of workers on any number of machines: deliveries claimed with `FOR UPDATE SKIP LOCKED`,
  * leases with fencing tokens, compare-and-set transitions, strict order per ordering key
  * (kept by the database, see `event-store-schema.ts`), a unique dedupe key,
@@ -18,8 +18,8 @@ import type {
   AxEventPruneResult,
   AxEventRun,
   AxEventRunStatus,
+  AxEventStore,
   AxEventTransition,
-  EventStore,
 } from '../../events/store.js';
 import { isTerminalRunStatus } from '../../events/store.js';
 import { deliveryToRun } from '../../events/store-helpers.js';
@@ -48,11 +48,11 @@ import { putContinuations, transitionLeased } from './event-store-transition.js'
 export { type AxPostgresEventStoreOptions, POSTGRES_EVENT_STORE_OPTIONS } from './event-store-options.js';
 
 /**
- * A durable {@link EventStore} on PostgreSQL, safe for many worker processes on many
+ * A durable {@link AxEventStore} on PostgreSQL, safe for many worker processes on many
  * machines. Create it with `new` (tables are created or migrated on first use) or with
  * {@link AxPostgresEventStore.open} (migrated before it returns).
  */
-export class AxPostgresEventStore implements EventStore {
+export class AxPostgresEventStore implements AxEventStore {
   readonly durability = 'durable' as const;
   readonly capabilities = { multiWorker: true };
   /** The schema holding the store's tables. */

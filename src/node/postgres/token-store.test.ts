@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AxPostgresTokenStore, type AxPostgresTokenStoreOptions } from './token-store.js';
+import { AxMCPPostgresTokenStore, type AxMCPPostgresTokenStoreOptions } from './token-store.js';
 
 const url = process.env.AX_MCP_TEST_POSTGRES_URL;
 if (!url) {
@@ -34,8 +34,8 @@ const token = {
   expires_at: 1_800_000_000,
   scope: ['mcp:read', 'mcp:tools'],
 };
-const open = (schema: string, options: Partial<AxPostgresTokenStoreOptions> = {}) =>
-  AxPostgresTokenStore.open({ connectionString: url, schema, poolSize: 2, key: k1, ...options });
+const open = (schema: string, options: Partial<AxMCPPostgresTokenStoreOptions> = {}) =>
+  AxMCPPostgresTokenStore.open({ connectionString: url, schema, poolSize: 2, key: k1, ...options });
 const rows = async (schema: string) =>
   (await admin().query(`SELECT key, key_id, iv, ciphertext FROM "${schema}".ax_tokens ORDER BY key`))
     .rows as {
@@ -45,7 +45,7 @@ const rows = async (schema: string) =>
     ciphertext: Buffer;
   }[];
 
-describe.skipIf(!url)('AxPostgresTokenStore', () => {
+describe.skipIf(!url)('AxMCPPostgresTokenStore', () => {
   it('keeps JSON values encrypted at rest and shares them between processes holding the key', async () => {
     const schema = freshSchema();
     const one = await open(schema);
@@ -123,7 +123,7 @@ describe.skipIf(!url)('AxPostgresTokenStore', () => {
     const schema = freshSchema();
     expect(
       () =>
-        new AxPostgresTokenStore({
+        new AxMCPPostgresTokenStore({
           connectionString: url,
           schema,
           key: { id: 'x', key: new Uint8Array(20) },
@@ -131,10 +131,10 @@ describe.skipIf(!url)('AxPostgresTokenStore', () => {
     ).toThrow(expect.objectContaining({ code: 'invalid_options', path: 'key.key' }));
     const hmac = await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     expect(
-      () => new AxPostgresTokenStore({ connectionString: url, schema, key: { id: 'x', key: hmac } }),
+      () => new AxMCPPostgresTokenStore({ connectionString: url, schema, key: { id: 'x', key: hmac } }),
     ).toThrow(/AES-GCM CryptoKey/);
     expect(
-      () => new AxPostgresTokenStore({ connectionString: url, schema, key: k1, previousKeys: [k1] }),
+      () => new AxMCPPostgresTokenStore({ connectionString: url, schema, key: k1, previousKeys: [k1] }),
     ).toThrow(/two encryption keys have the id k1/);
     const store = await open(schema);
     await expect(store.set('u', undefined)).rejects.toMatchObject({ code: 'invalid_argument' });

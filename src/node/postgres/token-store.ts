@@ -45,8 +45,8 @@ export interface AxTokenEncryptionKey {
   key: Uint8Array | CryptoKey;
 }
 
-/** Options of {@link AxPostgresTokenStore}. */
-export interface AxPostgresTokenStoreOptions extends AxPostgresConnectionOptions {
+/** Options of {@link AxMCPPostgresTokenStore}. */
+export interface AxMCPPostgresTokenStoreOptions extends AxPostgresConnectionOptions {
   /** The key that encrypts every value written. */
   key: AxTokenEncryptionKey;
   /** Older keys, accepted for reading only; a value is re-encrypted with `key` when next set. */
@@ -78,7 +78,7 @@ const ENCRYPTION_KEY = object(
   },
 );
 
-/** The shape of {@link AxPostgresTokenStoreOptions}, every key of it (the connection's included). */
+/** The shape of {@link AxMCPPostgresTokenStoreOptions}, every key of it (the connection's included). */
 const POSTGRES_TOKEN_STORE_OPTIONS = object(
   { ...POSTGRES_CONNECTION_KEYS, key: required(ENCRYPTION_KEY), previousKeys: array(ENCRYPTION_KEY) },
   {
@@ -108,7 +108,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Encrypted JSON values under string keys, shared by every process using the same schema. */
-export class AxPostgresTokenStore {
+export class AxMCPPostgresTokenStore {
   /** The schema holding the table. */
   readonly schema: string;
   readonly #c: PostgresConnection;
@@ -116,8 +116,8 @@ export class AxPostgresTokenStore {
   readonly #keys = new Map<string, Promise<CryptoKey>>();
 
   /** Create the store and its table before returning. */
-  static async open(options: AxPostgresTokenStoreOptions): Promise<AxPostgresTokenStore> {
-    const store = new AxPostgresTokenStore(options);
+  static async open(options: AxMCPPostgresTokenStoreOptions): Promise<AxMCPPostgresTokenStore> {
+    const store = new AxMCPPostgresTokenStore(options);
     try {
       await store.migrate();
     } catch (error) {
@@ -128,8 +128,8 @@ export class AxPostgresTokenStore {
   }
 
   /** Checks `options` and the keys at once (`invalid_options`); nothing touches the database until the first call. */
-  constructor(options: AxPostgresTokenStoreOptions) {
-    const label = 'AxPostgresTokenStore options';
+  constructor(options: AxMCPPostgresTokenStoreOptions) {
+    const label = 'AxMCPPostgresTokenStore options';
     assertPostgresStoreOptions(POSTGRES_TOKEN_STORE_OPTIONS, options, label);
     const all = [options.key, ...(options.previousKeys ?? [])];
     const ids = new Set<string>();
@@ -254,3 +254,10 @@ export class AxPostgresTokenStore {
     return this.#c.close();
   }
 }
+
+/** @deprecated Renamed {@link AxMCPPostgresTokenStore}: era and token stores are `AxMCP<Backend><Thing>Store` on every backend. */
+export const AxPostgresTokenStore = AxMCPPostgresTokenStore;
+/** @deprecated Renamed {@link AxMCPPostgresTokenStore}. */
+export type AxPostgresTokenStore = AxMCPPostgresTokenStore;
+/** @deprecated Renamed {@link AxMCPPostgresTokenStoreOptions}. */
+export type AxPostgresTokenStoreOptions = AxMCPPostgresTokenStoreOptions;

@@ -1,5 +1,5 @@
 /**
- * A durable `EventStore` on SQLite (better-sqlite3 12, an optional peer dependency):
+ * A durable `AxEventStore` on SQLite (better-sqlite3 12, an optional peer dependency):
  * WAL journaling, one `BEGIN IMMEDIATE` transaction per operation, leases with fencing
  * tokens, compare-and-set transitions, a unique dedupe key, and retention. Several
  * processes may share one database file (`coordination: 'multi-worker'`). Appends are
@@ -23,8 +23,8 @@ import type {
   AxEventPruneResult,
   AxEventRun,
   AxEventRunStatus,
+  AxEventStore,
   AxEventTransition,
-  EventStore,
 } from '../../events/store.js';
 import { isTerminalRunStatus } from '../../events/store.js';
 import { copyDelivery, deliveryToRun } from '../../events/store-helpers.js';
@@ -54,8 +54,8 @@ export {
   SQLITE_EVENT_STORE_OPTIONS,
 } from './event-store-options.js';
 
-/** A durable, multi-process {@link EventStore} on SQLite. */
-export class AxSQLiteEventStore implements EventStore {
+/** A durable, multi-process {@link AxEventStore} on SQLite. */
+export class AxSQLiteEventStore implements AxEventStore {
   readonly durability: 'durable' | 'volatile';
   readonly capabilities = { multiWorker: true };
   readonly #db: BetterSqlite3.Database;

@@ -6,12 +6,12 @@ import { normalizeIngress } from '../../events/envelope.js';
 import type {
   AxEventContinuation,
   AxEventDeliveryDraft,
+  AxEventStore,
   AxEventStoredEvent,
-  EventStore,
 } from '../../events/store.js';
 
 /** One conformance case: its title and its body, run against a fresh store. */
-export type Case = [string, (store: EventStore) => Promise<void>];
+export type Case = [string, (store: AxEventStore) => Promise<void>];
 
 class ConformanceError extends Error {}
 
@@ -54,7 +54,7 @@ export function draft(overrides: Partial<AxEventDeliveryDraft> = {}): AxEventDel
 }
 
 export async function publish(
-  store: EventStore,
+  store: AxEventStore,
   deliveries: AxEventDeliveryDraft[],
   now = 0,
   scope = 'anonymous',
@@ -87,7 +87,7 @@ export function continuation(overrides: Partial<AxEventContinuation>): AxEventCo
   };
 }
 
-export const claimOne = async (store: EventStore, now = 0, leaseMs = 1000) => {
+export const claimOne = async (store: AxEventStore, now = 0, leaseMs = 1000) => {
   const [claim] = await store.claim({ workerId: 'w1', now, leaseMs, limit: 1 });
   return claim;
 };
