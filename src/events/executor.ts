@@ -4,6 +4,7 @@
  */
 
 import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { backoffDelayMs } from '../backoff/backoff.js';
 import type { AxEventClock } from './clock.js';
 import { identityScope } from './envelope.js';
 import {
@@ -24,7 +25,7 @@ import {
 import { assertPlainJson, cloneJson, toPersistableJson } from './json.js';
 import { abortCode, LeaseKeeper } from './lease.js';
 import { eventPath, resolveKeyPath } from './path.js';
-import { type AxEventRetryPolicy, retryDelayMs } from './retry.js';
+import type { AxEventRetryPolicy } from './retry.js';
 import type { AxEventRouteDefinition } from './route.js';
 import { routeTargetId } from './routing.js';
 import { type AxEventStateStore, stateKey } from './state.js';
@@ -444,7 +445,7 @@ export class Executor {
     }
     if (d.attempt >= attempt.maxAttempts)
       return this.#deadLetter(d, attempt.sink ? 'sink_failed' : 'max_attempts', error);
-    const dueAt = this.deps.clock.now() + retryDelayMs(d.attempt, this.deps.retry, this.deps.random);
+    const dueAt = this.deps.clock.now() + backoffDelayMs(d.attempt, this.deps.retry, this.deps.random);
     return this.#settle(d, { status: 'failed', dueAt, error: toEventErrorInfo(error) });
   }
 

@@ -54,7 +54,7 @@ export {
   isEventPath,
   resolveEventPath,
 } from './path.js';
-export { type AxEventRetryPolicy, DEFAULT_RETRY_POLICY, retryDelayMs } from './retry.js';
+export { type AxEventRetryPolicy, DEFAULT_RETRY_POLICY } from './retry.js';
 export {
   type AxEventAuthorize,
   type AxEventHandler,

@@ -16,15 +16,3 @@ export const DEFAULT_RETRY_POLICY: AxEventRetryPolicy = {
   maxMs: 60_000,
   jitter: 0.5,
 };
-
-/**
- * The delay before the attempt after `attempt` (1-based): the package's one backoff
- * (`d = min(maxMs, baseMs · 2^(attempt−1))`, less a random share `jitter` of `d`).
- */
-export function retryDelayMs(
-  attempt: number,
-  policy: AxEventRetryPolicy,
-  random: () => number = Math.random,
-): number {
-  return backoffDelayMs(attempt, policy, random);
-}

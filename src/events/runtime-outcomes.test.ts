@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
+import { backoffDelayMs } from '../backoff/backoff.js';
 import { AxManualEventClock } from './clock.js';
 import type { AxEventIngress } from './envelope.js';
 import { AxEventBackpressureError, AxEventOutcomeUnknownError } from './errors.js';
 import { AxMemoryEventStore } from './memory-store.js';
 import { eventPath } from './path.js';
-import { retryDelayMs } from './retry.js';
 import type { AxEventRouteDefinition } from './route.js';
 import { eventRoute } from './route-builder.js';
 import { eventRuntime } from './runtime.js';
@@ -42,11 +42,11 @@ function deferred<T = void>() {
 describe('retries and outcomes', () => {
   it('computes capped exponential backoff with jitter', () => {
     const policy = { maxAttempts: 5, baseMs: 100, maxMs: 1000, jitter: 0.5 };
-    expect([1, 2, 3, 4, 5, 10].map((a) => retryDelayMs(a, policy, () => 0))).toEqual([
+    expect([1, 2, 3, 4, 5, 10].map((a) => backoffDelayMs(a, policy, () => 0))).toEqual([
       100, 200, 400, 800, 1000, 1000,
     ]);
-    expect(retryDelayMs(3, policy, () => 1)).toBe(200);
-    expect(retryDelayMs(3, { ...policy, jitter: 0 }, () => 1)).toBe(400);
+    expect(backoffDelayMs(3, policy, () => 1)).toBe(200);
+    expect(backoffDelayMs(3, { ...policy, jitter: 0 }, () => 1)).toBe(400);
   });
 
   it('retries an idempotent target with backoff, then dead-letters it after maxAttempts', async () => {

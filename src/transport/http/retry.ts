@@ -52,7 +52,7 @@ export function resolveRetryPolicy(option: AxMCPRetryOptions | false | undefined
  * The wait before retry `attempt + 1` (`attempt` 0-based): the package's backoff with half
  * jitter; a server's `Retry-After` wins when given (bounded by `maxDelayMs`).
  */
-export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs?: number): number {
+export function httpRetryWaitMs(policy: RetryPolicy, attempt: number, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined) return Math.min(policy.maxDelayMs, Math.max(0, retryAfterMs));
   return backoffDelayMs(attempt + 1, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 0.5 });
 }

@@ -35,7 +35,7 @@ import {
   isEventStream,
   type PostStreamReading,
 } from './post-answer.js';
-import { RETRYABLE_STATUSES, resolveRetryPolicy, retryDelayMs } from './retry.js';
+import { httpRetryWaitMs, RETRYABLE_STATUSES, resolveRetryPolicy } from './retry.js';
 
 // The options live in their own module; the transports built on this one import them from here.
 export {
@@ -379,14 +379,14 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       return undefined;
     }
     if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status)) {
-      return retryDelayMs(this.#retry, attempt, error.retryAfterMs);
+      return httpRetryWaitMs(this.#retry, attempt, error.retryAfterMs);
     }
     if (
       error instanceof AxMCPTransportError &&
       error.code === 'transport_error' &&
       error.cause instanceof TypeError
     ) {
-      return retryDelayMs(this.#retry, attempt);
+      return httpRetryWaitMs(this.#retry, attempt);
     }
     return undefined;
   }
