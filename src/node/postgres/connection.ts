@@ -340,3 +340,16 @@ export function fromPgText(value: string): string {
 export function fromPgTextOrNull(value: unknown): string | null {
   return typeof value === 'string' ? fromPgText(value) : null;
 }
+
+/** Migrates a new store before it is handed over; a store that cannot migrate is closed, not leaked. */
+export async function migrated<S extends { migrate(): Promise<void>; close(): Promise<void> }>(
+  store: S,
+): Promise<S> {
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}

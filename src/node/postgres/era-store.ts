@@ -12,6 +12,7 @@ import {
   connectionSourceIssue,
   fromPgText,
   type Migration,
+  migrated,
   POSTGRES_CONNECTION_ALIASES,
   POSTGRES_CONNECTION_KEYS,
   PostgresConnection,
@@ -76,15 +77,8 @@ export class AxMCPPostgresEraStore implements AxMCPEraStore {
   readonly #c: PostgresConnection;
 
   /** Create the store and its table before returning. */
-  static async open(options: AxMCPPostgresEraStoreOptions): Promise<AxMCPPostgresEraStore> {
-    const store = new AxMCPPostgresEraStore(options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(options: AxMCPPostgresEraStoreOptions): Promise<AxMCPPostgresEraStore> {
+    return migrated(new AxMCPPostgresEraStore(options));
   }
 
   /** Checks `options` (`invalid_options`); nothing touches the database until the first call. */

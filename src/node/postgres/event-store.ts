@@ -23,7 +23,14 @@ import type {
 } from '../../events/store.js';
 import { isTerminalRunStatus } from '../../events/store.js';
 import { deliveryToRun } from '../../events/store-helpers.js';
-import { fromPgText, hash32, type Migration, PostgresConnection, toPgText as t } from './connection.js';
+import {
+  fromPgText,
+  hash32,
+  type Migration,
+  migrated,
+  PostgresConnection,
+  toPgText as t,
+} from './connection.js';
 import { type AppendingStore, appendEvent } from './event-store-append.js';
 import {
   type AxPostgresEventStoreOptions,
@@ -79,15 +86,8 @@ export class AxPostgresEventStore implements AxEventStore {
   #closing: Promise<void> | null = null;
 
   /** Create the store and apply its migrations before returning. */
-  static async open(options: AxPostgresEventStoreOptions): Promise<AxPostgresEventStore> {
-    const store = new AxPostgresEventStore(options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(options: AxPostgresEventStoreOptions): Promise<AxPostgresEventStore> {
+    return migrated(new AxPostgresEventStore(options));
   }
 
   /**

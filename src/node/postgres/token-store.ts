@@ -14,6 +14,7 @@ import {
   type AxPostgresConnectionOptions,
   fromPgText,
   type Migration,
+  migrated,
   POSTGRES_CONNECTION_ALIASES,
   POSTGRES_CONNECTION_KEYS,
   PostgresConnection,
@@ -116,15 +117,8 @@ export class AxMCPPostgresTokenStore {
   readonly #keys = new Map<string, Promise<CryptoKey>>();
 
   /** Create the store and its table before returning. */
-  static async open(options: AxMCPPostgresTokenStoreOptions): Promise<AxMCPPostgresTokenStore> {
-    const store = new AxMCPPostgresTokenStore(options);
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(options: AxMCPPostgresTokenStoreOptions): Promise<AxMCPPostgresTokenStore> {
+    return migrated(new AxMCPPostgresTokenStore(options));
   }
 
   /** Checks `options` and the keys at once (`invalid_options`); nothing touches the database until the first call. */
