@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo.js';
 import { eventually } from './helpers/clients.js';
 import { startLegacyV1Server } from './servers/legacy-v1.js';
+import { startWebSocketServer } from './servers/websocket.js';
 
 // The CLI is tested as users run it: the built bin in a child process (npm test builds first).
 const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
@@ -20,9 +21,9 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[], timeoutMs = 30_000): Promise<Run> {
+function run(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = { NO_COLOR: '1' }): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -307,6 +308,39 @@ export const routes = [
     } finally {
       await sseServer.close();
     }
+  });
+
+  it('ws:// endpoints, and SSRF refusals worded in flags on the first line, never in library options', async () => {
+    const peer = await startWebSocketServer();
+    let refused: Run;
+    try {
+      // Without NO_COLOR, but on a pipe: still no colour.
+      const inspected = await run(['inspect', peer.url, '--allow-localhost'], 30_000, { NO_COLOR: '' });
+      expect(inspected.code).toBe(0);
+      expect(inspected.stdout).toContain('echo');
+      expect(inspected.stdout).not.toContain('\u001b[');
+      refused = await run(['inspect', peer.url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.split('\n')[0]).toBe(
+        `ax-mcp: Refused ${peer.url}: loopback address (pass --allow-localhost) [ssrf_blocked]`,
+      );
+    } finally {
+      await peer.close();
+    }
+    const closed = await run(['inspect', 'ws://127.0.0.1:9/mcp', '--allow-localhost']);
+    expect(closed.code).toBe(1);
+    expect(closed.stderr.split('\n')).toEqual([
+      'ax-mcp: Could not open a WebSocket to ws://127.0.0.1:9/mcp [transport_error]',
+      'hint: nothing accepts connections at ws://127.0.0.1:9/mcp (ECONNREFUSED): is the server running?',
+      '',
+    ]);
+    // --allow-localhost is about this machine: plain HTTP elsewhere stays refused.
+    const remote = await run(['inspect', 'http://example.com/mcp', '--allow-localhost']);
+    expect(remote.code).toBe(1);
+    expect(remote.stderr.split('\n')[0]).toBe(
+      'ax-mcp: Refused http://example.com/mcp: plain http: is refused (HTTPS required; --allow-localhost permits plain HTTP to this machine only) [ssrf_blocked]',
+    );
+    expect(`${refused.stderr}${closed.stderr}${remote.stderr}`).not.toContain('ssrfProtection');
   });
 
   it('demo --serve runs the standalone demo server until interrupted, for the other commands to use', async () => {

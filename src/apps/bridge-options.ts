@@ -39,7 +39,7 @@ export interface AxMCPAppBridgeOptions {
   tool: AxMCPTool | string;
   /** Delivers a message to the view (for example `iframe.contentWindow.postMessage(message, '*')`). */
   sendToView(message: JSONRPCMessage): void | Promise<void>;
-  /** Decides each request of the view; `false` refuses it. Default: allow (the visibility rules still apply). */
+  /** Decides each request of the view; anything but `true` refuses it. Default: allow (the visibility rules still apply). */
   authorize?(request: AxMCPAppRequest): boolean | Promise<boolean>;
   /** Opens a link for the user (`ui/open-link`); absent = refused. */
   openLink?(url: string, source: AxMCPAppSource): void | Promise<void>;

@@ -40,7 +40,7 @@ Common flags:
   --era auto|legacy|modern   pin the protocol era (default auto)
   --header "Name: value"     extra HTTP header (repeatable)
   --bearer TOKEN             bearer token
-  --allow-localhost          allow plain HTTP and loopback addresses (127.0.0.1, localhost)
+  --allow-localhost          allow servers on this machine (127.0.0.1, ::1, localhost), plain HTTP included
   --sse                      the 2024-11-05 HTTP+SSE transport (servers that speak nothing newer)
   --legacy-sse-fallback      try Streamable HTTP, fall back to HTTP+SSE when both eras are refused
   --timeout MS               give up on a request after MS milliseconds (default 60000)
@@ -93,7 +93,7 @@ export async function transportFor(
   } catch {
     throw new UsageError(`"${endpoint}" is not a URL (or stdio:<command>, or -- <command> [args...])`);
   }
-  const ssrfProtection = flags['allow-localhost'] ? { allowHTTP: true, allowLoopback: true } : true;
+  const ssrfProtection = flags['allow-localhost'] ? { allowLoopback: true } : true;
   if (url.protocol === 'ws:' || url.protocol === 'wss:') {
     return new AxMCPWebSocketTransport(url, { ssrfProtection, WebSocket: await webSocketConstructor() });
   }

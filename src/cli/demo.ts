@@ -30,7 +30,7 @@ export async function runDemo(out: (text: string) => void): Promise<number> {
   out(style.bold('ax-mcp demo') + style.dim(` — a dual-era inventory server at ${url}`));
 
   const client = new AxMCPClient(
-    new AxMCPStreamableHTTPTransport(url, { ssrfProtection: { allowHTTP: true, allowLoopback: true } }),
+    new AxMCPStreamableHTTPTransport(url, { ssrfProtection: { allowLoopback: true } }),
     {
       namespace: 'inventory',
       elicitation: { form: () => ({ action: 'accept', content: { confirm: true } }) },

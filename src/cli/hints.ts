@@ -12,6 +12,26 @@ const FLAG_FOR_OPTION: Readonly<Record<string, string>> = {
   authentication: '--bearer',
 };
 
+/** Library remedies in a message, and the CLI's words for them. */
+const FLAG_FOR_REMEDY: readonly [RegExp, string][] = [
+  [/\(allow it with ssrfProtection: \{ allowLoopback: true \}\)/, '(pass --allow-localhost)'],
+  [
+    /\(HTTPS required; allow it with ssrfProtection: \{ allowHTTP: true \}, or ssrfProtection: \{ allowLoopback: true \} for loopback hosts\)/,
+    '(HTTPS required; --allow-localhost permits plain HTTP to this machine only)',
+  ],
+  [
+    /\(allow it with ssrfProtection: \{ allowPrivateNetwork: true \}\)/,
+    '(the CLI does not reach private networks)',
+  ],
+];
+
+/** The error's message with library remedies put in flags: the first line a CLI user reads. */
+export function cliMessage(error: AxMCPError): string {
+  let message = error.message;
+  for (const [remedy, flag] of FLAG_FOR_REMEDY) message = message.replace(remedy, flag);
+  return message;
+}
+
 /** What to do, in the CLI's words, or `undefined` when the message says it already. */
 export function cliHint(error: unknown): string | undefined {
   if (!(error instanceof AxMCPError)) return undefined;

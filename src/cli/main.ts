@@ -5,7 +5,7 @@ import { AX_MCP_CLIENT_INFO, type AxEventTrust, AxMCPError, eventRuntime } from 
 import { nearest } from '../options/check.js';
 import { CONNECT_HELP, CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
 import { runDemo } from './demo.js';
-import { cliHint } from './hints.js';
+import { cliHint, cliMessage } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, recordCommand } from './record.js';
 import { loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
@@ -341,7 +341,7 @@ main(process.argv.slice(2)).then(
       process.exitCode = 2;
     } else if (error instanceof AxMCPError) {
       const hint = cliHint(error);
-      process.stderr.write(`ax-mcp: ${error.message} [${error.code}]\n${hint ? `hint: ${hint}\n` : ''}`);
+      process.stderr.write(`ax-mcp: ${cliMessage(error)} [${error.code}]\n${hint ? `hint: ${hint}\n` : ''}`);
       process.exitCode = 1;
     } else {
       process.stderr.write(`ax-mcp: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -253,7 +253,7 @@ export interface AxEventStoreCapabilities {
 
 /**
  * The persistence contract of the event runtime. Every method is atomic. Implementations:
- * `AxMemoryEventStore` (volatile), `AxSQLiteEventStore` (`ax-mcp/node`).
+ * `AxMemoryEventStore` (volatile), `AxSQLiteEventStore` and `AxPostgresEventStore` (`ax-mcp/node`).
  */
 export interface AxEventStore {
   readonly durability: AxEventDurability;

@@ -187,10 +187,14 @@ export class AxMCPSessionExpiredError extends AxMCPTransportError {
 
 /** A URL refused by SSRF protection. */
 export class AxMCPSSRFError extends AxMCPTransportError {
+  /** The refused URL, without credentials. */
   readonly url: string;
+  /** Why it was refused (`loopback address (allow it with …)`). */
+  readonly reason: string;
   constructor(url: string, reason: string, context: AxMCPErrorContext = {}) {
     super('ssrf_blocked', `Refused ${url}: ${reason}`, context);
     this.url = url;
+    this.reason = reason;
   }
 }
 

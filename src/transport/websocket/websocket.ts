@@ -13,7 +13,12 @@ import {
 } from '../../net/ssrf.js';
 import { anyOf, array, func, number, object, string } from '../../options/check.js';
 import { linkAbort } from '../../protocol/abort.js';
-import { type AxMCPError, AxMCPTransportError, assertMCPOptions } from '../../protocol/errors.js';
+import {
+  type AxMCPError,
+  AxMCPSSRFError,
+  AxMCPTransportError,
+  assertMCPOptions,
+} from '../../protocol/errors.js';
 import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
@@ -163,7 +168,13 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     }
     const asHTTP = new URL(this.#url);
     asHTTP.protocol = this.#url.protocol === 'wss:' ? 'https:' : 'http:';
-    await assertURLAllowed(asHTTP, this.#ssrf);
+    try {
+      await assertURLAllowed(asHTTP, this.#ssrf);
+    } catch (error) {
+      // The rules are HTTP's; the refusal names the URL the caller gave.
+      if (!(error instanceof AxMCPSSRFError)) throw error;
+      throw new AxMCPSSRFError(redactURL(this.#url), error.reason, { endpoint: this.endpoint, cause: error });
+    }
     const protocols = this.#options.protocols ?? ['mcp'];
     const socket = new Ctor(this.#url.href, protocols);
     socket.binaryType = 'arraybuffer';
@@ -245,7 +256,14 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
           once: true,
         },
       );
-      socket.onerror = () => fail(this.#error(`Could not open a WebSocket to ${this.endpoint}`));
+      // Node's `ws` puts the system error (ECONNREFUSED, ENOTFOUND, a TLS failure) on the event;
+      // browsers give none. Kept as the cause, so a caller can say why.
+      socket.onerror = (event) =>
+        fail(
+          this.#error(`Could not open a WebSocket to ${this.endpoint}`, 'transport_error', {
+            cause: (event as { error?: unknown }).error,
+          }),
+        );
       socket.onclose = (event) =>
         fail(this.#error(`The WebSocket closed during the handshake (code ${event.code})`));
       socket.onopen = () => {
@@ -318,8 +336,15 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     return utf8.decode(bytesOf(data as ArrayBuffer | ArrayBufferView));
   }
 
-  #error(message: string, code: 'transport_error' | 'closed' = 'transport_error'): AxMCPTransportError {
-    return new AxMCPTransportError(code, message, { endpoint: this.endpoint });
+  #error(
+    message: string,
+    code: 'transport_error' | 'closed' = 'transport_error',
+    context: { cause?: unknown } = {},
+  ): AxMCPTransportError {
+    return new AxMCPTransportError(code, message, {
+      endpoint: this.endpoint,
+      ...(context.cause === undefined ? {} : { cause: context.cause }),
+    });
   }
 }
 
