@@ -15,7 +15,9 @@
 import { parseArgs } from 'node:util';
 import { AxPostgresEventStore } from '../node/postgres/event-store.js';
 import { AxPostgresEventWorker } from '../node/postgres/event-store-worker.js';
+import { nearest } from '../options/check.js';
 import { type AxWorkerModule, loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
+import { causeOf, redactUrl, WORKER_LOG_FORMATS, WorkerLog, type WorkerLogFormat } from './worker-log.js';
 
 export type { AxWorkerModule };
 
@@ -35,8 +37,25 @@ Usage:
   --poll-ms MS            longest idle sleep; NOTIFY wakes sooner (default 5000)
   --drain-timeout-ms MS   on shutdown, abort deliveries still running after MS (default: wait)
   --worker-id ID          lease owner name (default random)
+  --log-format FORMAT     text (default): "<ISO-8601 time> <level> <message>" lines;
+                          json: one object per line { time, level, msg, worker, ... }
 
-SIGTERM/SIGINT: stop claiming and let running deliveries finish; a second signal aborts them.
+SIGTERM/SIGINT: stop claiming and let running deliveries finish; a second signal aborts them;
+a third exits at once (code 130), leaving what still ran to the fleet once its leases expire.
+
+Logging: info lines on stdout, warn and error lines on stderr. A failure that repeats (the
+database unreachable) is one incident: its first failure is an error line naming the cause,
+repeats are counted, and an info line says when it recovered, after how many failures and how
+long. Passwords and the credentials of URLs are never printed.
+
+Exit codes:
+  0  stopped by SIGTERM/SIGINT after draining (also when a second signal or --drain-timeout-ms
+     aborted what still ran), or --help
+  1  a fatal error: the store could not be reached or migrated at start, the module's setup
+     function threw, or its options, routes or targets are invalid
+  2  a usage error: an unknown flag, a bad value, no --store or --module, a module that cannot
+     be loaded or exports no routes
+  130  a third SIGTERM/SIGINT: exited without waiting
 `;
 
 /** What `runWorker` writes to and listens to (the real process by default). */
@@ -53,21 +72,63 @@ export interface AxWorkerIO {
 
 class WorkerUsageError extends Error {}
 
+const FLAGS = {
+  store: { type: 'string' },
+  module: { type: 'string' },
+  schema: { type: 'string' },
+  concurrency: { type: 'string' },
+  'lease-ms': { type: 'string' },
+  'poll-ms': { type: 'string' },
+  'drain-timeout-ms': { type: 'string' },
+  'worker-id': { type: 'string' },
+  'log-format': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Node's parse errors in the CLI's words, with the nearest flag for a misspelled one. */
+function parseError(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const message = (error as Error).message;
+  const flag = /'(-{1,2}[^']+)'/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
+    const near = nearest(flag.replace(/^-+/, '').split('=')[0] ?? '', Object.keys(FLAGS));
+    return `unknown flag ${flag}${near ? ` (did you mean --${near}?)` : ''}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag) return `${flag} needs a value`;
+  return message.split('\n')[0] ?? message;
+}
+
+function logFormat(value: string | undefined): WorkerLogFormat {
+  if (value === undefined) return 'text';
+  if ((WORKER_LOG_FORMATS as readonly string[]).includes(value)) return value as WorkerLogFormat;
+  const near = nearest(value, WORKER_LOG_FORMATS);
+  throw new WorkerUsageError(
+    `--log-format must be ${WORKER_LOG_FORMATS.join(' or ')}, not "${value}"${near ? ` (did you mean ${near}?)` : ''}`,
+  );
+}
+
+/** The password of a connection string (the URL's, or its password parameter), to keep out of every line. */
+function passwordsOf(url: string): string[] {
+  try {
+    const u = new URL(url);
+    const raw = u.password;
+    const given = [raw, u.searchParams.get('password') ?? '', u.searchParams.get('sslpassword') ?? ''];
+    try {
+      given.push(decodeURIComponent(raw));
+    } catch {
+      // A malformed escape: the raw form is enough.
+    }
+    return given.filter((p) => p.length > 0);
+  } catch {
+    return [];
+  }
+}
+
 function integer(value: string | undefined, name: string, fallback: number | undefined): number | undefined {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!(Number.isInteger(n) && n >= 1)) throw new WorkerUsageError(`${name} must be a positive integer`);
   return n;
-}
-
-/** The host and database of a connection string, never its password. */
-function describeStore(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
-  } catch {
-    return '(connection string)';
-  }
 }
 
 /**
@@ -79,23 +140,9 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
   const err = io.err ?? ((line: string) => process.stderr.write(`${line}\n`));
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      allowPositionals: false,
-      options: {
-        store: { type: 'string' },
-        module: { type: 'string' },
-        schema: { type: 'string' },
-        concurrency: { type: 'string' },
-        'lease-ms': { type: 'string' },
-        'poll-ms': { type: 'string' },
-        'drain-timeout-ms': { type: 'string' },
-        'worker-id': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, allowPositionals: false, options: FLAGS }));
   } catch (error) {
-    err(`ax-mcp worker: ${(error as Error).message}\n\n${WORKER_HELP}`);
+    err(`ax-mcp worker: ${parseError(error)}\n\n${WORKER_HELP}`);
     return 2;
   }
   if (values.help) {
@@ -106,9 +153,22 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
   let store: AxPostgresEventStore | null = null;
   let worker: AxPostgresEventWorker | null = null;
   let module: AxWorkerModule | null = null;
+  let log: WorkerLog | null = null;
+  let started = false;
   const stop = new AbortController();
   const force = new AbortController();
-  const onSignal = () => (stop.signal.aborted ? force.abort() : stop.abort());
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals === 1) stop.abort();
+    else if (signals === 2) force.abort();
+    else {
+      // A target that ignores its abort signal would hold the worker forever: a third signal
+      // ends the process. Its leases expire and the fleet recovers what was running.
+      log?.error('third signal: exiting now; the fleet recovers what was running when its leases expire');
+      process.exit(130);
+    }
+  };
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   io.force?.addEventListener('abort', () => force.abort(), { once: true });
   const handleSignals = io.handleSignals ?? true;
@@ -117,6 +177,7 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
     process.on('SIGINT', onSignal);
   }
   try {
+    const format = logFormat(values['log-format'] as string | undefined);
     const url = (values.store as string | undefined) ?? process.env.AX_MCP_STORE;
     if (!url) throw new WorkerUsageError('--store (or AX_MCP_STORE) is required');
     if (!/^postgres(ql)?:\/\//.test(url)) throw new WorkerUsageError('--store must be a postgres:// URL');
@@ -131,21 +192,28 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
       throw new WorkerUsageError('--drain-timeout-ms must be a number ≥ 0');
     }
     const workerId = (values['worker-id'] as string | undefined) ?? `worker_${crypto.randomUUID()}`;
+    const logged = new WorkerLog({
+      worker: workerId,
+      format,
+      write: (line, level) => (level === 'info' ? out : err)(line),
+      secrets: [...passwordsOf(url), process.env.PGPASSWORD],
+    });
+    log = logged;
 
     module = await loadRuntimeModule(modulePath, { workerId });
     const concurrency = concurrencyFlag ?? module.options?.workerConcurrency ?? 4;
-    const report = (error: unknown, where: string) =>
-      err(`ax-mcp worker ${workerId}: ${where}: ${error instanceof Error ? error.message : String(error)}`);
+    const own = module.options;
     store = new AxPostgresEventStore({
       connectionString: url,
       schema: values.schema as string | undefined,
       // One connection per lane, one for LISTEN, one for publishes and NOTIFY.
       poolSize: concurrency + 2,
-      onError: (error) => report(error, 'store'),
+      // The LISTEN connection, idle pool connections, NOTIFY.
+      onError: (error) => logged.incident('database', error, { where: 'a store connection' }),
     });
     await store.migrate();
     worker = new AxPostgresEventWorker({
-      ...module.options,
+      ...own,
       routes: module.routes,
       targets: module.targets,
       sources: module.sources,
@@ -155,29 +223,62 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
       ...(leaseMs === undefined ? {} : { leaseMs }),
       ...(pollMs === undefined ? {} : { pollIntervalMs: pollMs }),
       onError: (error, info) => {
-        report(error, info.deliveryId ? `${info.phase} ${info.deliveryId}` : info.phase);
-        module?.options?.onError?.(error, info);
+        if (info.phase === 'source') logged.incident(`source ${info.sourceId ?? '?'}`, error);
+        else if (info.phase === 'authorize') logged.incident('authorize hook', error);
+        else {
+          const where =
+            info.phase === 'delivery'
+              ? `delivery ${info.deliveryId ?? '?'}`
+              : info.phase === 'prune'
+                ? 'prune'
+                : 'a lane';
+          logged.incident('database', error, { where });
+        }
+        own?.onError?.(error, info);
       },
+      onWarning: (message, details) => {
+        logged.warn(message, {
+          code: details.code,
+          source: details.sourceId,
+          route: details.routeId,
+          type: details.type,
+        });
+        own?.onWarning?.(message, details);
+      },
+      // A lane's round with the store went through: whatever kept the database failing is over.
+      onStoreAnswered: () => logged.recovered('database'),
     });
     if (!stop.signal.aborted) {
       await worker.start();
-      out(
-        `ax-mcp worker ${workerId}: running on ${describeStore(url)} schema ${store.schema} with ${concurrency} lanes`,
-      );
+      started = true;
+      const where = redactUrl(url);
+      logged.info(`started: ${concurrency} lanes, store ${where}, schema ${store.schema}`, {
+        lanes: concurrency,
+        store: where,
+        schema: store.schema,
+      });
       await new Promise<void>((resolve) => {
         if (stop.signal.aborted) resolve();
         stop.signal.addEventListener('abort', () => resolve(), { once: true });
       });
     }
-    out(`ax-mcp worker ${workerId}: draining (a second signal aborts running deliveries)`);
+    logged.info('draining: claiming nothing more, running deliveries finish (a second signal aborts them)');
     const closing = worker.close({ drainTimeoutMs });
     const forced = new Promise<void>((resolve) => {
       if (force.signal.aborted) resolve();
       force.signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    await Promise.race([closing, forced.then(() => worker?.runtime.close({ drain: false }))]);
+    await Promise.race([
+      closing,
+      forced.then(() => {
+        logged.warn(
+          'aborting running deliveries (second signal): idempotent ones go back to the fleet, others end outcome_unknown',
+        );
+        return worker?.runtime.close({ drain: false });
+      }),
+    ]);
     await closing;
-    out(`ax-mcp worker ${workerId}: stopped`);
+    logged.info('stopped');
     return 0;
   } catch (error) {
     if (error instanceof WorkerUsageError || error instanceof RuntimeModuleError) {
@@ -185,10 +286,11 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
       return 2;
     }
     const code =
-      typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
-        ? ` [${(error as { code: string }).code}]`
-        : '';
-    err(`ax-mcp worker: ${error instanceof Error ? error.message : String(error)}${code}`);
+      typeof (error as { code?: unknown } | null)?.code === 'string' ? (error as { code: string }).code : '';
+    const cause = causeOf(error).text;
+    const message = `${started ? 'stopped on a fatal error' : 'could not start'}: ${cause}${code && !cause.includes(code) ? ` [${code}]` : ''}`;
+    if (log) log.error(message, code ? { code } : {});
+    else err(`ax-mcp worker: ${message}`);
     await worker?.close({ drainTimeoutMs: 0 }).catch(() => undefined);
     return 1;
   } finally {
@@ -199,7 +301,9 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
     try {
       await module?.close?.();
     } catch (error) {
-      err(`ax-mcp worker: module close failed: ${error instanceof Error ? error.message : String(error)}`);
+      const message = `module close failed: ${causeOf(error).text}`;
+      if (log) log.error(message);
+      else err(`ax-mcp worker: ${message}`);
     }
     await store?.close();
   }

@@ -9,7 +9,7 @@ import { AxEventClosedError, type AxEventConfigError, assertEventOptions } from 
 import type { AxEventRuntime } from '../../events/runtime.js';
 import { eventRuntime } from '../../events/runtime.js';
 import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
-import { instance, number, object, required } from '../../options/check.js';
+import { func, instance, number, object, required } from '../../options/check.js';
 import { AxPostgresEventStore } from './event-store.js';
 
 /** Options of {@link AxPostgresEventWorker}: the runtime's, with the store it runs on. */
@@ -24,6 +24,13 @@ export interface AxPostgresEventWorkerOptions
    * expiries) wake it sooner, so this is only a safety net. Default 5000 ms.
    */
   pollIntervalMs?: number;
+  /**
+   * Called after each lane round in which the store answered and nothing reported a store
+   * failure (`onError` with phase `scheduler`, `prune` or `delivery`): a claim, whether or not
+   * anything was due, and the runs it claimed. It tells when an outage ended — `ax-mcp worker`
+   * logs its "recovered" line from it. Called often: keep it cheap; a throw is ignored.
+   */
+  onStoreAnswered?: () => void;
 }
 
 /** The worker sets these on its runtime itself. */
@@ -55,6 +62,7 @@ export const POSTGRES_EVENT_WORKER_OPTIONS = object(
     ),
     workerConcurrency: number({ integer: true, min: 1 }),
     pollIntervalMs: number({ min: 1 }),
+    onStoreAnswered: func(),
   },
   { expected: 'options { store, routes?, targets?, sources?, workerConcurrency?, … }' },
 );
@@ -79,6 +87,9 @@ export class AxPostgresEventWorker {
   readonly #concurrency: number;
   readonly #pollMs: number;
   readonly #onError: AxEventRuntimeConfig['onError'];
+  readonly #onStoreAnswered: (() => void) | undefined;
+  /** Store failures reported so far (a lane round that saw none is a success). */
+  #storeFailures = 0;
   readonly #stop = new AbortController();
   readonly #waiters = new Set<() => void>();
   readonly #lanes: Promise<void>[] = [];
@@ -96,13 +107,24 @@ export class AxPostgresEventWorker {
    */
   constructor(options: AxPostgresEventWorkerOptions) {
     assertEventOptions(POSTGRES_EVENT_WORKER_OPTIONS, options, 'AxPostgresEventWorker options');
-    const { store, workerConcurrency = 4, pollIntervalMs = 5000, ...runtimeOptions } = options;
+    const {
+      store,
+      workerConcurrency = 4,
+      pollIntervalMs = 5000,
+      onStoreAnswered,
+      ...runtimeOptions
+    } = options;
     this.store = store;
     this.#concurrency = workerConcurrency;
     this.#pollMs = pollIntervalMs;
     this.#onError = runtimeOptions.onError;
+    this.#onStoreAnswered = onStoreAnswered;
     this.runtime = eventRuntime({
       ...runtimeOptions,
+      onError: (error, report) => {
+        if (report.phase !== 'source' && report.phase !== 'authorize') this.#storeFailures++;
+        this.#onError?.(error, report);
+      },
       store,
       workerConcurrency,
       pollIntervalMs,
@@ -133,10 +155,19 @@ export class AxPostgresEventWorker {
   }
 
   #report(error: unknown): void {
+    this.#storeFailures++;
     try {
       this.#onError?.(error, { phase: 'scheduler' });
     } catch {
       // An error handler that throws must not stop a lane.
+    }
+  }
+
+  #answered(): void {
+    try {
+      this.#onStoreAnswered?.();
+    } catch {
+      // Nor a success handler.
     }
   }
 
@@ -153,9 +184,11 @@ export class AxPostgresEventWorker {
     while (!stop.aborted) {
       const generation = this.#generation;
       let executed = 0;
+      const failures = this.#storeFailures;
       this.#busy++;
       try {
         executed = (await this.runtime.runDue({ limit: 1, signal: stop })).executed;
+        if (this.#storeFailures === failures && !stop.aborted) this.#answered();
       } catch (error) {
         this.#report(error);
         await this.#sleep(Math.min(this.#pollMs, 1000), -1);

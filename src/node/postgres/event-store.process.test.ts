@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -105,7 +106,15 @@ const slow = eventTarget('slow').invoke(async (input, ctx) => {
   return { k: input.k };
 }).build();
 
+/** A target that ignores its abort signal: only a third signal ends the worker in time. */
+const stuck = eventTarget('stuck').invoke(async () => {
+  writeFileSync(dir + '/started-stuck', String(process.pid));
+  await sleep(60_000);
+  return {};
+}).build();
+
 export const routes = [
+  eventRoute('stuck').types('stuck').wake(stuck).build(),
   eventRoute('work').types('job').instanceKey(eventPath.data('k')).wake(work).build(),
   eventRoute('safe').types('risky').wake(risky('safe', true)).build(),
   eventRoute('unsafe').types('risky').wake(risky('unsafe', false)).build(),
@@ -123,6 +132,7 @@ process.exitCode = await runWorker(process.argv.slice(2));
 
 /** The same routes, for publishing from this process (targets are the workers' business). */
 const routes = [
+  eventRoute('stuck').types('stuck').wake('stuck').build(),
   eventRoute('work').types('job').instanceKey(eventPath.data('k')).wake('work').build(),
   eventRoute('safe').types('risky').wake('safe').build(),
   eventRoute('unsafe').types('risky').wake('unsafe').build(),
@@ -206,7 +216,10 @@ const exited = (proc: ChildProcess) =>
   );
 
 const ready = (proc: ChildProcess & { output: () => string }) =>
-  vi.waitFor(() => expect(proc.output()).toContain(': running on '), { timeout: 20_000, interval: 20 });
+  vi.waitFor(() => expect(proc.output()).toMatch(/ info {2}worker \S+ started: /), {
+    timeout: 20_000,
+    interval: 20,
+  });
 
 const status = async (schema: string) =>
   (
@@ -247,6 +260,24 @@ const tenant = (t: string): AxEventIdentity => ({ tenantId: t, userId: 'u' });
 const scopeOf = (t: string) => `id:${t}//u/`;
 
 describe.skipIf(!url)('PostgreSQL event store across worker processes', () => {
+  it('a third signal ends a worker whose target ignores its abort signal, with exit code 130', async () => {
+    const f = await fleet();
+    await f.publisher.publish({ event: { id: 'stuck-1', source: 'app://stuck', type: 'stuck', data: {} } });
+    const worker = f.worker('work');
+    await vi.waitFor(() => expect(existsSync(join(f.dir, 'started-stuck'))).toBe(true), {
+      timeout: 20_000,
+      interval: 10,
+    });
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) {
+      worker.kill('SIGTERM');
+      await sleep(200);
+    }
+    expect(await exited(worker)).toBe(130);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await f.close();
+  }, 60_000);
+
   it('four worker processes share 10,000 events: each delivery runs once, ends in one terminal record, in order per (scope, instance)', async () => {
     const f = await fleet();
     const workers = Array.from({ length: 4 }, () => f.worker('work', '--concurrency', '4'));
@@ -292,7 +323,7 @@ describe.skipIf(!url)('PostgreSQL event store across worker processes', () => {
     );
     for (const w of workers) w.kill('SIGTERM');
     expect(await Promise.all(workers.map(exited))).toEqual([0, 0, 0, 0]);
-    for (const w of workers) expect(w.output()).toContain(': stopped');
+    for (const w of workers) expect(w.output()).toMatch(/ info {2}worker \S+ stopped$/m);
 
     // Exactly one terminal record per delivery: one row each, succeeded on the first attempt.
     expect(ids).toHaveLength(total);

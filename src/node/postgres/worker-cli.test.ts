@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { runWorker, WORKER_HELP } from '../../cli/worker.js';
 import { eventRuntime } from '../../events/runtime.js';
 import { AxPostgresEventStore } from './event-store.js';
@@ -18,7 +18,8 @@ const url = process.env.AX_MCP_TEST_POSTGRES_URL;
 if (!url) {
   console.warn(
     '[postgres/worker-cli.test] SKIPPED (the database part): AX_MCP_TEST_POSTGRES_URL is not set, so ' +
-      '`ax-mcp worker` was not run against PostgreSQL. Set it, e.g. postgres://postgres@127.0.0.1:5432/test',
+      '`ax-mcp worker` was not run against PostgreSQL (a run; its log when the connections are cut: one ' +
+      'error line, one recovered line, no password). Set it, e.g. postgres://postgres@127.0.0.1:5432/test',
   );
 }
 
@@ -32,6 +33,37 @@ afterAll(async () => {
   await admin.end();
 });
 
+/** Every text line: an ISO-8601 time, a level, then the message. */
+const TEXT_LINE = /^\d{4}-\d\d-\d\dT.*Z (info|warn|error) /;
+
+/**
+ * The test database's URL with a password (one the test knows, to look for in the output:
+ * under trust authentication the server never asks for it) and an application name that
+ * picks this worker's connections out of pg_stat_activity.
+ */
+function workerUrl(application: string): { url: string; password: string } {
+  const u = new URL(url as string);
+  if (!u.password) u.password = `pw-${randomBytes(6).toString('hex')}`;
+  u.searchParams.set('application_name', application);
+  return { url: u.toString(), password: decodeURIComponent(u.password) };
+}
+
+/** Cut every connection of `application` (never this session's own). */
+async function cutConnections(application: string): Promise<number> {
+  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const cut = await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+      [application],
+    );
+    return cut.rowCount ?? 0;
+  } finally {
+    await admin.end();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function capture() {
   const lines: string[] = [];
   return {
@@ -42,7 +74,12 @@ function capture() {
 
 describe('ax-mcp worker: arguments', () => {
   it.each([
-    [['--bogus'], /Unknown option '--bogus'/],
+    [['--bogus'], /unknown flag --bogus/],
+    [['--log-fromat', 'json'], /unknown flag --log-fromat \(did you mean --log-format\?\)/],
+    [
+      ['--store', 'postgres://db/x', '--module', 'x.js', '--log-format', 'jsno'],
+      /--log-format must be text or json, not "jsno" \(did you mean json\?\)/,
+    ],
     [['--module', 'x.js'], /--store \(or AX_MCP_STORE\) is required/],
     [['--store', 'mysql://db/x', '--module', 'x.js'], /--store must be a postgres:\/\/ URL/],
     [['--store', 'postgres://db/x'], /--module is required/],
@@ -115,8 +152,9 @@ describe.skipIf(!url)('ax-mcp worker: a run', () => {
       ],
       { ...io, signal: stop.signal },
     );
-    await vi.waitFor(() => expect(lines.join('\n')).toContain('cli-1: running on '), { timeout: 10_000 });
-    expect(lines.join('\n')).not.toContain('postgres://');
+    await vi.waitFor(() => expect(lines.join('\n')).toContain('worker cli-1 started: 2 lanes, store '), {
+      timeout: 10_000,
+    });
     const store = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
     const publisher = eventRuntime({
       routes: [{ id: 'ping', match: { types: ['ping'] }, action: 'wake', target: 'pong' }],
@@ -134,7 +172,8 @@ describe.skipIf(!url)('ax-mcp worker: a run', () => {
     );
     stop.abort();
     expect(await running).toBe(0);
-    expect(lines.join('\n')).toMatch(/draining[\s\S]*cli-1: stopped/);
+    expect(lines.join('\n')).toMatch(/draining[\s\S]*worker cli-1 stopped/);
+    for (const line of lines) expect(line).toMatch(TEXT_LINE);
     const { readFileSync } = await import('node:fs');
     expect(JSON.parse(readFileSync(seen, 'utf8'))).toEqual({
       input: { n: 1 },
@@ -144,4 +183,113 @@ describe.skipIf(!url)('ax-mcp worker: a run', () => {
     await publisher.close();
     await store.close();
   });
+});
+
+describe.skipIf(!url)('ax-mcp worker: its log when the database connections are cut', () => {
+  /** Stops of the workers started, for a test that failed before stopping its own. */
+  const opened: (() => Promise<number>)[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((close) => close()));
+  });
+
+  /** A worker on a fresh schema, run in-process; its lines and how to stop it. */
+  async function start(format: 'text' | 'json', id: string) {
+    const schema = `ax_test_${randomBytes(6).toString('hex')}`;
+    schemas.add(schema);
+    const application = `ax_cli_${randomBytes(6).toString('hex')}`;
+    const { url: storeUrl, password } = workerUrl(application);
+    const file = join(dir, `cut-${id}.mjs`);
+    writeFileSync(
+      file,
+      `export const routes = [{ id: 'ping', match: { types: ['ping'] }, action: 'wake', target: {
+         id: 'pong', retrySafety: 'idempotent', invoke: () => ({ ok: true }) } }];\n`,
+    );
+    const stop = new AbortController();
+    const { lines, io } = capture();
+    const argv = ['--store', storeUrl, '--schema', schema, '--module', file, '--worker-id', id];
+    const running = runWorker([...argv, '--log-format', format], { ...io, signal: stop.signal });
+    await vi.waitFor(() => expect(lines.join('\n')).toContain('started: 4 lanes'), { timeout: 10_000 });
+    const store = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const publisher = eventRuntime({
+      routes: [{ id: 'ping', match: { types: ['ping'] }, action: 'wake', target: 'pong' }],
+      store,
+      scheduling: 'host',
+    });
+    const ran = async (n: number) => {
+      const receipt = await publisher.publish({
+        event: { id: `${id}-${n}`, source: 'test://cli', type: 'ping', data: { n } },
+      });
+      await vi.waitFor(
+        async () => expect((await store.getRun(receipt.deliveryIds[0] as string))?.status).toBe('succeeded'),
+        { timeout: 10_000 },
+      );
+    };
+    let stopped: Promise<number> | null = null;
+    const close = () => {
+      stopped ??= (async () => {
+        stop.abort();
+        const code = await running;
+        await publisher.close();
+        await store.close();
+        return code;
+      })();
+      return stopped;
+    };
+    opened.push(close);
+    return { lines, password, application, ran, stop: close };
+  }
+
+  it('text: one error line naming the cause, one recovered line, every line timestamped, no password', async () => {
+    const worker = await start('text', 'cut-text');
+    await worker.ran(1);
+    expect(await cutConnections(worker.application)).toBeGreaterThan(0);
+    await vi.waitFor(
+      () => expect(worker.lines.join('\n')).toMatch(/database recovered after \d+ failures? in /),
+      {
+        timeout: 15_000,
+      },
+    );
+    // Work goes on, and nothing more is said of the incident.
+    await worker.ran(2);
+    await sleep(1500);
+    expect(await worker.stop()).toBe(0);
+    const errors = worker.lines.filter((line) => / error /.test(line));
+    expect(errors, worker.lines.join('\n')).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      / error worker cut-text database unreachable: .*(terminating connection|Connection terminated|LISTEN connection ended)/,
+    );
+    expect(worker.lines.filter((line) => line.includes('recovered'))).toHaveLength(1);
+    for (const line of worker.lines) expect(line).toMatch(TEXT_LINE);
+    expect(worker.lines.join('\n')).not.toContain(worker.password);
+    expect(worker.lines.join('\n')).toMatch(/started: 4 lanes, store postgres:\/\/…@[^ ]+, schema /);
+  }, 40_000);
+
+  it('json: every line parses with time, level and msg; one error record and one recovered record', async () => {
+    const worker = await start('json', 'cut-json');
+    await worker.ran(1);
+    expect(await cutConnections(worker.application)).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(worker.lines.join('\n')).toContain('"msg":"database recovered after'), {
+      timeout: 15_000,
+    });
+    await worker.ran(2);
+    await sleep(1500);
+    expect(await worker.stop()).toBe(0);
+    const records = worker.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const record of records) {
+      expect(Number.isNaN(Date.parse(record.time as string)), JSON.stringify(record)).toBe(false);
+      expect(record.time).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+      expect(['info', 'warn', 'error']).toContain(record.level);
+      expect(typeof record.msg).toBe('string');
+      expect(record.worker).toBe('cut-json');
+    }
+    const errors = records.filter((r) => r.level === 'error');
+    expect(errors, worker.lines.join('\n')).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ incident: 'database', cause: 'unreachable' });
+    const recovered = records.filter((r) => String(r.msg).includes('recovered'));
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0]).toMatchObject({ level: 'info', incident: 'database', cause: 'unreachable' });
+    expect(recovered[0]?.failures).toBeGreaterThanOrEqual(1);
+    expect(typeof recovered[0]?.durationMs).toBe('number');
+    expect(worker.lines.join('\n')).not.toContain(worker.password);
+  }, 40_000);
 });
