@@ -1,7 +1,7 @@
 /**
  * Retry timing of deliveries: capped exponential backoff with jitter.
  */
-import { type AxBackoffPolicy, backoffDelayMs } from '../backoff/backoff.js';
+import type { AxBackoffPolicy } from '../backoff/backoff.js';
 
 /** How failed attempts are retried: the package's backoff, and how many attempts in all. */
 export interface AxEventRetryPolicy extends AxBackoffPolicy {

@@ -99,7 +99,7 @@ export async function runToolLoop(run: ToolLoopRun): Promise<ToolLoopResult> {
           throw new AxProgramError(
             'too_many_tools',
             `The program offers ${toolset.tools.length} tools; ${run.ai.name} takes at most ${limit} in one request. ` +
-              "Narrow them (fewer clients, or mcpInheritance for child programs), or use agent(), " +
+              'Narrow them (fewer clients, or mcpInheritance for child programs), or use agent(), ' +
               'whose discover() keeps large catalogs out of the prompt.',
           );
         }
