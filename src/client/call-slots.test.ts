@@ -32,8 +32,10 @@ describe('CallSlots', () => {
     const controller = new AbortController();
     const aborted = slots.acquire(controller.signal);
     const next = slots.acquire();
-    controller.abort(new Error('stop'));
-    await expect(aborted).rejects.toThrow('stop');
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(aborted).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    await expect(slots.acquire(controller.signal)).rejects.toMatchObject({ code: 'aborted', cause: reason });
     first();
     first();
     const release = await next;

@@ -1,4 +1,12 @@
-import { abortReason } from '../protocol/abort.js';
+import { AxMCPTimeoutError } from '../protocol/errors.js';
+
+/** A call given up while it waited for a slot: typed like every aborted request (`aborted`). */
+function abandoned(signal: AbortSignal): AxMCPTimeoutError {
+  return new AxMCPTimeoutError('The call was aborted while it waited for a free slot (maxConcurrency)', {
+    aborted: true,
+    cause: signal.reason,
+  });
+}
 
 /**
  * A first-in first-out limit on concurrent calls. Waiters are served strictly in
@@ -25,7 +33,7 @@ export class CallSlots {
 
   /** Resolves with a release function once a slot is free. */
   acquire(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (signal?.aborted) return Promise.reject(abandoned(signal));
     if (this.#active < this.#limit && this.#waiters.length === 0) {
       this.#active++;
       return Promise.resolve(this.#releaser());
@@ -40,7 +48,7 @@ export class CallSlots {
         onAbort: () => {
           const index = this.#waiters.indexOf(waiter);
           if (index >= 0) this.#waiters.splice(index, 1);
-          reject(abortReason(signal as AbortSignal));
+          reject(abandoned(signal as AbortSignal));
         },
       };
       signal?.addEventListener('abort', waiter.onAbort, { once: true });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AxMCPTool } from '../protocol/messages.js';
+import { CallSlots } from './call-slots.js';
 import { DraftTaskMethods } from './draft-tasks.js';
 import type { AxMCPClientOptions } from './options.js';
 import { LEGACY_INITIALIZE, scriptedCatalog, scriptedConnection } from './scripted-transport.fixture.js';
@@ -110,5 +111,38 @@ describe('DraftTaskMethods on a 2026-07-28 endpoint', () => {
     await expect(draft.result('t1')).rejects.toMatchObject({ code: 'unsupported' });
     await expect(draft.callToolTask('echo', {}, {})).rejects.toMatchObject({ code: 'unsupported' });
     expect(rig.methods().every((method) => method === 'server/discover')).toBe(true);
+  });
+});
+
+describe('ToolCalls with maxConcurrency', () => {
+  it('a call aborted while it waits for a slot fails typed (aborted, attributed), and never reaches the server', async () => {
+    const rig = scriptedConnection(
+      {
+        initialize: () => LEGACY_INITIALIZE({ tools: {} }),
+        'tools/list': () => ({ tools: [ECHO] }),
+        'tools/call': () => ({ content: [], structuredContent: { text: 'hi' } }),
+      },
+      { maxConcurrency: 1 },
+    );
+    const catalog = scriptedCatalog(rig.connection);
+    rig.connection.setHooks({
+      adopted: (identity) => catalog.reset(identity.capabilities),
+      restored: async () => {},
+      serverRequestsNeedStream: () => {},
+      headerMismatch: async () => {},
+    });
+    const slots = new CallSlots(1);
+    const calls = new ToolCalls({ connection: rig.connection, catalog, taskWakers: rig.taskWakers, slots });
+    const release = await slots.acquire();
+    const controller = new AbortController();
+    const waiting = calls.call('echo', {}, { signal: controller.signal });
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({
+      code: 'aborted',
+      namespace: 'ns',
+      endpoint: 'scripted://test',
+    });
+    release();
+    expect(rig.methods()).not.toContain('tools/call');
   });
 });

@@ -181,7 +181,10 @@ export class ToolCalls {
 
   #inSlot<T>(run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     const slots = this.#parts.slots;
-    return slots ? slots.run(run, signal) : run();
+    if (!slots) return run();
+    return slots.run(run, signal).catch((error: unknown) => {
+      throw error instanceof AxMCPError ? error.attribute(this.#connection.where()) : error;
+    });
   }
 
   #checkOutput(tool: AxMCPTool, result: AxMCPCallToolResult): void {
