@@ -221,6 +221,49 @@ export const routes = [
     expect(command.stderr.split('\n')[0]).toBe('ax-mcp: unknown command "inspct" (did you mean inspect?)');
   });
 
+  it('every flag a help lists is accepted; two ways to say one thing are refused, not one silently ignored', async () => {
+    const help = await run(['record', '--help']);
+    expect(help.stdout).toContain('--timeout MS');
+    expect(help.stdout).toContain("--namespace NAME           the client's namespace (default recorded)");
+    const dir = mkdtempSync(join(tmpdir(), 'ax-mcp-record-'));
+    try {
+      const script = join(dir, 'script.mjs');
+      writeFileSync(
+        script,
+        'export default async (client) => (await client.inspectCatalog()).tools.length;\n',
+      );
+      const out = join(dir, 'session.json');
+      const recorded = await run([
+        'record',
+        url,
+        '--allow-localhost',
+        '--timeout',
+        '5000',
+        '--out',
+        out,
+        '--',
+        script,
+      ]);
+      expect(recorded.code, recorded.stderr).toBe(0);
+      expect(existsSync(out)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const both = await run([
+      'watch',
+      url,
+      '--allow-localhost',
+      '--select',
+      'inventory://**',
+      '--subscribe',
+      'all',
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe(
+      'ax-mcp: --select and --subscribe both choose what to subscribe: give one of them',
+    );
+  });
+
   it('call takes the arguments positionally and refuses what it does not understand', async () => {
     const stock = await run(['call', url, 'get_stock', '{"sku":"widget-a"}', '--allow-localhost']);
     expect(stock.code).toBe(0);

@@ -33,8 +33,10 @@ export const CONNECT_OPTIONS = {
   timeout: { type: 'string' },
 } as const;
 
-/** The help lines of the flags above. */
-export const CONNECT_HELP = `<endpoint> is an http(s) or ws(s) URL, stdio:<command>, or -- <command> [args...] (an
+/** The help lines of the flags above, for a command whose namespace defaults to `namespace`. */
+export const connectHelp = (
+  namespace = 'cli',
+) => `<endpoint> is an http(s) or ws(s) URL, stdio:<command>, or -- <command> [args...] (an
 argument vector: spaces inside an argument stay).
 Common flags:
   --era auto|legacy|modern   pin the protocol era (default auto)
@@ -44,7 +46,10 @@ Common flags:
   --sse                      the 2024-11-05 HTTP+SSE transport (servers that speak nothing newer)
   --legacy-sse-fallback      try Streamable HTTP, fall back to HTTP+SSE when both eras are refused
   --timeout MS               give up on a request after MS milliseconds (default 60000)
-  --namespace NAME           the client's namespace (default cli)`;
+  --namespace NAME           the client's namespace (default ${namespace})`;
+
+/** The help lines of the flags above. */
+export const CONNECT_HELP = connectHelp();
 
 /** A mistake in how the command was called; printed without a stack, with the command's usage. */
 export class UsageError extends Error {}
@@ -59,17 +64,22 @@ export async function connect(
   flags: ConnectFlags,
   extra: Partial<AxMCPClientOptions> = {},
 ): Promise<AxMCPClient> {
+  return new AxMCPClient(await transportFor(endpoint, flags), { ...clientOptionsOf(flags), ...extra });
+}
+
+/** The client options the common flags ask for (`--era`, `--timeout`, `--namespace`), checked. */
+export function clientOptionsOf(flags: ConnectFlags, defaultNamespace = 'cli'): AxMCPClientOptions {
   const era = flags.era ?? 'auto';
   if (era !== 'auto' && era !== 'legacy' && era !== 'modern')
     throw new UsageError(`--era must be auto, legacy or modern, not "${era}"`);
-  const options: AxMCPClientOptions = { namespace: flags.namespace ?? 'cli', era, ...extra };
+  const options: AxMCPClientOptions = { namespace: flags.namespace ?? defaultNamespace, era };
   if (flags.timeout !== undefined) {
     const ms = Number(flags.timeout);
     if (!(Number.isFinite(ms) && ms >= 0))
       throw new UsageError(`--timeout must be milliseconds ≥ 0, not "${flags.timeout}"`);
     options.timeoutMs = ms;
   }
-  return new AxMCPClient(await transportFor(endpoint, flags), options);
+  return options;
 }
 
 /** The transport of an endpoint, as `connect` and `record` reach it. */

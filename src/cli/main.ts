@@ -3,11 +3,18 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { startDemoFromEnv } from '../demo/main.js';
 import { AX_MCP_CLIENT_INFO, type AxEventTrust, AxMCPError, eventRuntime } from '../index.js';
 import { nearest } from '../options/check.js';
-import { CONNECT_HELP, CONNECT_OPTIONS, type ConnectFlags, connect, UsageError } from './connect.js';
+import {
+  CONNECT_HELP,
+  CONNECT_OPTIONS,
+  type ConnectFlags,
+  connect,
+  connectHelp,
+  UsageError,
+} from './connect.js';
 import { runDemo } from './demo.js';
 import { cliHint, cliMessage } from './hints.js';
 import { inspect } from './inspect.js';
-import { RECORD_HELP, recordCommand } from './record.js';
+import { RECORD_HELP, RECORD_NAMESPACE, recordCommand } from './record.js';
 import { loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
 import { watch, watchPolicy } from './watch.js';
 import { runWorker, WORKER_HELP } from './worker.js';
@@ -151,7 +158,7 @@ ${CONNECT_HELP}`,
   },
   record: {
     summary: "record a script's MCP session for replay",
-    usage: `${RECORD_HELP.trim()}\n\n${CONNECT_HELP}`,
+    usage: `${RECORD_HELP.trim()}\n\n${connectHelp(RECORD_NAMESPACE)}`,
     raw: (argv) => recordCommand(argv, out),
   },
   worker: {

@@ -15,9 +15,9 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { AxMCPClient, AxMCPClientOptions } from '../index.js';
+import type { AxMCPClient } from '../index.js';
 import { recordAxMCPSession } from '../testing.js';
-import { transportFor, UsageError } from './connect.js';
+import { CONNECT_OPTIONS, clientOptionsOf, transportFor, UsageError } from './connect.js';
 
 /** The usage line for `ax-mcp --help`. */
 export const RECORD_HELP = `  ax-mcp record <endpoint> --out FILE [--sse] [--secret VALUE]... -- <script.mjs> [args...]
@@ -27,16 +27,13 @@ export const RECORD_HELP = `  ax-mcp record <endpoint> --out FILE [--sse] [--sec
 export type AxMCPRecordedScript = (client: AxMCPClient, context: { args: string[] }) => unknown;
 
 const OPTIONS = {
+  ...CONNECT_OPTIONS,
   out: { type: 'string' },
-  era: { type: 'string' },
-  header: { type: 'string', multiple: true },
-  bearer: { type: 'string' },
   secret: { type: 'string', multiple: true },
-  sse: { type: 'boolean' },
-  'legacy-sse-fallback': { type: 'boolean' },
-  'allow-localhost': { type: 'boolean' },
-  namespace: { type: 'string' },
 } as const;
+
+/** The namespace of a recorded session unless `--namespace` says otherwise (the recorder's own default). */
+export const RECORD_NAMESPACE = 'recorded';
 
 /**
  * Runs `ax-mcp record`. `argv` is everything after `record`. Returns the exit code; throws
@@ -55,9 +52,7 @@ export async function recordCommand(argv: string[], out: (text: string) => void)
   const endpoint = positionals[0];
   if (!endpoint) throw new UsageError('record needs an endpoint');
   if (!values.out) throw new UsageError('record needs --out FILE');
-  const era = values.era ?? 'auto';
-  if (era !== 'auto' && era !== 'legacy' && era !== 'modern')
-    throw new UsageError('--era must be auto, legacy or modern');
+  const client = clientOptionsOf(values, RECORD_NAMESPACE);
 
   const run = await loadScript(script);
   const secrets = [...(values.secret ?? [])];
@@ -65,7 +60,6 @@ export async function recordCommand(argv: string[], out: (text: string) => void)
   // Header values are credentials as often as not: none of them reaches the recording.
   for (const header of values.header ?? []) secrets.push(header.slice(header.indexOf(':') + 1).trim());
   const transport = await transportFor(endpoint, values);
-  const client: Partial<AxMCPClientOptions> = { namespace: values.namespace ?? 'recorded', era };
   const { recording } = await recordAxMCPSession({
     transport,
     client,

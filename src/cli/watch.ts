@@ -7,6 +7,7 @@ import type {
   AxMCPResourceSubscriptionPolicy,
 } from '../index.js';
 import { AxMCPEventSource, eventRoute, eventRuntime } from '../index.js';
+import { UsageError } from './connect.js';
 import { style } from './style.js';
 
 /** Turns `--subscribe` and `--select` flags into a subscription policy. */
@@ -15,6 +16,9 @@ export function watchPolicy(
   select: string | undefined,
 ): AxMCPResourceSubscriptionPolicy {
   if (select !== undefined) {
+    // Both would mean two policies; one would silently win over the other.
+    if (subscribe && subscribe.length > 0)
+      throw new UsageError('--select and --subscribe both choose what to subscribe: give one of them');
     const pattern = globToRegExp(select);
     return { select: (resource) => pattern.test(resource.uri) };
   }
