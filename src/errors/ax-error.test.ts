@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AxAIError } from '../ai/errors.js';
 import { AxEventError } from '../events/errors.js';
 import { AxProgramError } from '../program/errors.js';
+import { AxFunctionError } from '../program/functions.js';
 import { AxMCPError, AxMCPTimeoutError } from '../protocol/errors.js';
 import { AxError } from './ax-error.js';
 
@@ -12,6 +13,7 @@ describe('AxError', () => {
       new AxEventError('closed', 'x'),
       new AxProgramError('aborted', 'x'),
       new AxAIError('timeout', 'x'),
+      new AxFunctionError('out of stock'),
     ];
     for (const error of errors) {
       expect(error).toBeInstanceOf(AxError);
@@ -21,6 +23,7 @@ describe('AxError', () => {
     expect(new AxEventError('closed', 'x')).not.toBeInstanceOf(AxMCPError);
     expect(new AxMCPError('timeout', 'x')).not.toBeInstanceOf(AxMCPTimeoutError);
     expect(new Error('plain')).not.toBeInstanceOf(AxError);
+    expect(new AxFunctionError('x')).toMatchObject({ code: 'function_failed', name: 'AxFunctionError' });
   });
 
   it('recognizes an error of another copy of the package by its brand', () => {

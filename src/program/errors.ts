@@ -40,6 +40,8 @@ export type AxProgramErrorCode =
   | 'invalid_flow'
   /** The run was aborted. */
   | 'aborted'
+  /** A function told the model its call failed (`AxFunctionError`, thrown by the function itself). */
+  | 'function_failed'
   /** An agent's actor asked a clarification question (see `AxAgentClarificationError`). */
   | 'clarification_needed'
   /** Agent state that `setState` cannot restore. */

@@ -58,11 +58,13 @@ export interface AxFunction {
   func(args: Record<string, unknown>, context: AxFunctionContext): unknown | Promise<unknown>;
 }
 
-/** Thrown by a function to report a failure to the model (its message is sent) instead of ending the run. */
-export class AxFunctionError extends Error {
+/**
+ * Thrown by a function to report a failure to the model (its message is sent) instead of ending
+ * the run. An {@link AxProgramError} with code `function_failed`, like every error of the package.
+ */
+export class AxFunctionError extends AxProgramError {
   constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'AxFunctionError';
+    super('function_failed', message, options);
   }
 }
 
