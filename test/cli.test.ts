@@ -249,6 +249,11 @@ export const routes = [
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    const typo = await run(['record', url, '--tmeout', '5', '--out', 'x.json', '--', 'script.mjs']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.split('\n')[0]).toBe(
+      'ax-mcp: record: unknown flag --tmeout (did you mean --timeout?)',
+    );
     const both = await run([
       'watch',
       url,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { startDemoFromEnv } from '../demo/main.js';
 import { AX_MCP_CLIENT_INFO, type AxEventTrust, AxMCPError, eventRuntime } from '../index.js';
 import { nearest } from '../options/check.js';
@@ -12,6 +12,7 @@ import {
   UsageError,
 } from './connect.js';
 import { runDemo } from './demo.js';
+import { parseFlags } from './flags.js';
 import { cliHint, cliMessage } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, RECORD_NAMESPACE, recordCommand } from './record.js';
@@ -265,28 +266,6 @@ function jsonObject(text: string | undefined, what: string): Record<string, unkn
   return value as Record<string, unknown>;
 }
 
-/** Node's parse errors in the CLI's words, with the nearest flag for a misspelled one. */
-function parseFlags(name: string, command: Command, argv: string[]) {
-  const split = argv.indexOf('--');
-  const args = split < 0 ? argv : argv.slice(0, split);
-  const vector = split < 0 ? undefined : argv.slice(split + 1);
-  const options = { ...command.options, help: { type: 'boolean', short: 'h' } } as Options;
-  try {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options, strict: true });
-    return { values: values as Record<string, unknown>, positionals, vector };
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const flag = /'(-{1,2}[^']+)'/.exec((error as Error).message)?.[1];
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
-      const near = nearest(flag.replace(/^-+/, '').split('=')[0] ?? '', Object.keys(options));
-      throw new UsageError(`${name}: unknown flag ${flag}${near ? ` (did you mean --${near}?)` : ''}`);
-    }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag)
-      throw new UsageError(`${name}: ${flag} needs a value`);
-    throw new UsageError(`${name}: ${(error as Error).message.split('\n')[0]}`);
-  }
-}
-
 let usageOf = globalHelp;
 
 async function main(argv: string[]): Promise<number> {
@@ -320,7 +299,7 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   if (command.raw) return command.raw(rest);
-  const { values, positionals, vector } = parseFlags(name, command, rest);
+  const { values, positionals, vector } = parseFlags(name, command.options ?? {}, rest);
   return (command.run as NonNullable<Command['run']>)(values, positionals, vector);
 }
 

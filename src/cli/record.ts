@@ -14,10 +14,10 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { AxMCPClient } from '../index.js';
 import { recordAxMCPSession } from '../testing.js';
-import { CONNECT_OPTIONS, clientOptionsOf, transportFor, UsageError } from './connect.js';
+import { CONNECT_OPTIONS, type ConnectFlags, clientOptionsOf, transportFor, UsageError } from './connect.js';
+import { parseFlags } from './flags.js';
 
 /** The usage line for `ax-mcp --help`. */
 export const RECORD_HELP = `  ax-mcp record <endpoint> --out FILE [--sse] [--secret VALUE]... -- <script.mjs> [args...]
@@ -44,11 +44,9 @@ export async function recordCommand(argv: string[], out: (text: string) => void)
   if (split < 0) throw new UsageError('record needs -- <script> after its options');
   const [script, ...scriptArgs] = argv.slice(split + 1);
   if (!script) throw new UsageError('record needs a script after --');
-  const { values, positionals } = parseArgs({
-    args: argv.slice(0, split),
-    allowPositionals: true,
-    options: OPTIONS,
-  });
+  const parsed = parseFlags('record', OPTIONS, argv.slice(0, split));
+  const values = parsed.values as ConnectFlags & { out?: string; secret?: string[] };
+  const positionals = parsed.positionals;
   const endpoint = positionals[0];
   if (!endpoint) throw new UsageError('record needs an endpoint');
   if (!values.out) throw new UsageError('record needs --out FILE');
