@@ -77,7 +77,8 @@ export class AxMCPPostgresEraStore implements AxMCPEraStore {
   readonly #c: PostgresConnection;
 
   /** Create the store and its table before returning. */
-  static open(options: AxMCPPostgresEraStoreOptions): Promise<AxMCPPostgresEraStore> {
+  static async open(options: AxMCPPostgresEraStoreOptions): Promise<AxMCPPostgresEraStore> {
+    // async: a refused option rejects the promise, as every other failure of open() does.
     return migrated(new AxMCPPostgresEraStore(options));
   }
 

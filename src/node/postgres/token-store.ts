@@ -117,7 +117,8 @@ export class AxMCPPostgresTokenStore {
   readonly #keys = new Map<string, Promise<CryptoKey>>();
 
   /** Create the store and its table before returning. */
-  static open(options: AxMCPPostgresTokenStoreOptions): Promise<AxMCPPostgresTokenStore> {
+  static async open(options: AxMCPPostgresTokenStoreOptions): Promise<AxMCPPostgresTokenStore> {
+    // async: a refused option rejects the promise, as every other failure of open() does.
     return migrated(new AxMCPPostgresTokenStore(options));
   }
 
