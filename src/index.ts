@@ -160,6 +160,8 @@ export {
   type AxEvent,
   type AxEventAction,
   type AxEventAppendInput,
+  type AxEventAppendItem,
+  type AxEventAppendManyInput,
   type AxEventAppendResult,
   type AxEventAuthorize,
   AxEventBackpressureError,

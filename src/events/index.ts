@@ -95,6 +95,8 @@ export {
 export {
   type AxEventAction,
   type AxEventAppendInput,
+  type AxEventAppendItem,
+  type AxEventAppendManyInput,
   type AxEventAppendResult,
   type AxEventClaim,
   type AxEventContinuation,

@@ -14,6 +14,7 @@ import {
 } from './memory-store-options.js';
 import type {
   AxEventAppendInput,
+  AxEventAppendManyInput,
   AxEventAppendResult,
   AxEventClaim,
   AxEventContinuation,
@@ -68,22 +69,51 @@ export class AxMemoryEventStore implements AxEventStore {
 
   async append(input: AxEventAppendInput): Promise<AxEventAppendResult> {
     this.#open();
-    const key = [input.dedupe.scope, input.dedupe.source, input.dedupe.id].join(NUL);
+    return this.#append(input);
+  }
+
+  /** All or nothing: the room and the sizes of the whole batch are checked before anything is written. */
+  async appendMany(input: AxEventAppendManyInput): Promise<AxEventAppendResult[]> {
+    this.#open();
+    const seen = new Set<string>();
+    let fresh = 0;
+    let bytes = 0;
+    for (const item of input.items) {
+      const key = dedupeKey(item);
+      if (seen.has(key) || this.#dedupe.has(key)) continue;
+      seen.add(key);
+      this.#checkSize(item.event.bytes);
+      // Counted as if none coalesced with an earlier item of the batch: never too little room.
+      fresh += item.deliveries.filter((d) => !this.#coalescible(d.coalesceKey)).length;
+      if (item.deliveries.length > 0) bytes += item.event.bytes;
+    }
+    const full = this.#noRoom(fresh, bytes);
+    if (full !== null) return input.items.map(() => ({ status: 'full', reason: full }));
+    return input.items.map((item) => this.#append({ ...item, now: input.now }));
+  }
+
+  #checkSize(bytes: number): void {
+    if (bytes > this.#limits.maxEventBytes)
+      throw new AxEventInputError('event_too_large', `The event exceeds ${this.#limits.maxEventBytes} bytes`);
+  }
+
+  /** Why `deliveries` more pending deliveries holding `bytes` more do not fit, or `null`. */
+  #noRoom(deliveries: number, bytes: number): string | null {
+    if (deliveries > 0 && this.#pending + deliveries > this.#limits.maxPendingDeliveries)
+      return `${this.#pending} pending deliveries`;
+    if (bytes > 0 && this.#pendingBytes + bytes > this.#limits.maxPendingBytes)
+      return `${this.#pendingBytes} pending bytes`;
+    return null;
+  }
+
+  #append(input: AxEventAppendInput): AxEventAppendResult {
+    const key = dedupeKey(input);
     const known = this.#dedupe.get(key);
     if (known) return { status: 'duplicate', deliveryIds: [...known.deliveryIds] };
-    if (input.event.bytes > this.#limits.maxEventBytes) {
-      throw new AxEventInputError('event_too_large', `The event exceeds ${this.#limits.maxEventBytes} bytes`);
-    }
-    const fresh = input.deliveries.filter((d) => !this.#coalescible(d.coalesceKey));
-    if (fresh.length > 0 && this.#pending + fresh.length > this.#limits.maxPendingDeliveries) {
-      return { status: 'full', reason: `${this.#pending} pending deliveries` };
-    }
-    if (
-      input.deliveries.length > 0 &&
-      this.#pendingBytes + input.event.bytes > this.#limits.maxPendingBytes
-    ) {
-      return { status: 'full', reason: `${this.#pendingBytes} pending bytes` };
-    }
+    this.#checkSize(input.event.bytes);
+    const fresh = input.deliveries.filter((d) => !this.#coalescible(d.coalesceKey)).length;
+    const full = this.#noRoom(fresh, input.deliveries.length > 0 ? input.event.bytes : 0);
+    if (full !== null) return { status: 'full', reason: full };
     const ids: string[] = [];
     if (input.deliveries.length > 0) {
       const slot: EventSlot = { event: input.event, refs: 0, pendingRefs: 0 };
@@ -482,4 +512,9 @@ export class AxMemoryEventStore implements AxEventStore {
   async close(): Promise<void> {
     this.#closed = true;
   }
+}
+
+/** The dedupe key of an event: (identity scope, source, id). */
+function dedupeKey(item: { dedupe: { scope: string; source: string; id: string } }): string {
+  return [item.dedupe.scope, item.dedupe.source, item.dedupe.id].join(NUL);
 }

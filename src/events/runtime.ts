@@ -11,13 +11,15 @@ import {
   AxEventClosedError,
   AxEventConfigError,
   AxEventError,
+  AxEventInputError,
   assertEventOptions,
   eventRuleError,
 } from './errors.js';
 import { Executor } from './executor.js';
 import { AxMemoryEventStore } from './memory-store.js';
+import { Publishing } from './publishing.js';
 import { type AxEventRouteDefinition, type AxEventRouteExplanation, checkRoute } from './route.js';
-import { explainRoutes, planDeliveries, sourceWarnings } from './routing.js';
+import { explainRoutes, sourceWarnings } from './routing.js';
 import {
   type AxEventErrorReport,
   type AxEventRuntimeConfig,
@@ -67,7 +69,7 @@ export class AxEventRuntime {
   readonly #ownsStore: boolean;
   readonly #scheduler: DeliveryScheduler;
   #stopWatchingStore: (() => void) | undefined;
-  readonly #publishTimeoutMs: number;
+  readonly #publishing: Publishing;
   #started = false;
   #closing: Promise<void> | null = null;
 
@@ -93,7 +95,6 @@ export class AxEventRuntime {
     this.#ownsStore = options.store === undefined;
     this.store = options.store ?? new AxMemoryEventStore();
     this.workerId = options.workerId ?? `worker_${crypto.randomUUID()}`;
-    this.#publishTimeoutMs = options.publishTimeoutMs ?? 5000;
     this.#warn = options.onWarning ?? ((message) => console.warn(message));
     if (options.coordination === 'multi-worker' && !this.store.capabilities.multiWorker) {
       throw eventRuleError(LABEL, {
@@ -136,6 +137,16 @@ export class AxEventRuntime {
       pollMs: options.pollIntervalMs ?? 1000,
       pruneMs: options.pruneIntervalMs ?? 60_000,
       report: (error, report) => this.#report(error, report),
+    });
+    this.#publishing = new Publishing({
+      store: this.store,
+      clock: this.clock,
+      routes: this.#routes,
+      scheduler: this.#scheduler,
+      maxEventBytes: options.maxEventBytes,
+      publishTimeoutMs: options.publishTimeoutMs ?? 5000,
+      closing: () => this.#closing !== null,
+      report: (error) => this.#report(error, { phase: 'authorize' }),
     });
   }
 
@@ -289,40 +300,37 @@ export class AxEventRuntime {
    * one delivery per matching route. Waits up to `publishTimeoutMs` while the store is full,
    * then throws {@link AxEventBackpressureError}.
    */
-  async publish(ingress: AxEventIngress, options: AxEventPublishOptions = {}): Promise<AxEventReceipt> {
-    if (this.#closing) throw new AxEventClosedError();
-    const { record, bytes } = normalizeIngress(ingress, { maxEventBytes: this.#options.maxEventBytes });
-    const scope = identityScope(record.identity);
-    const started = this.clock.now();
-    const deliveries = await planDeliveries({
-      routes: this.#routes.values(),
-      ingress: record,
-      scope,
-      now: started,
-      store: this.store,
-      onError: (error) => this.#report(error, { phase: 'authorize' }),
-    });
-    const event = { key: `evt_${crypto.randomUUID()}`, scope, ingress: record, bytes, receivedAt: started };
-    const dedupe = { scope, source: record.event.source, id: record.event.id };
-    for (;;) {
-      const result = await this.store.append({ dedupe, event, deliveries, now: this.clock.now() });
-      if (result.status !== 'full') {
-        if (result.status === 'appended' && result.deliveryIds.length > 0) this.#scheduler.ring();
-        return {
-          eventId: record.event.id,
-          accepted: true,
-          duplicate: result.status === 'duplicate',
-          durability: this.store.durability,
-          deliveryIds: result.deliveryIds,
-        };
-      }
-      const waited = this.clock.now() - started;
-      if (waited >= this.#publishTimeoutMs) throw new AxEventBackpressureError(waited, result.reason);
-      if (options.signal?.aborted)
-        throw new AxEventError('aborted', 'publish was aborted while the store was full');
-      if (this.#closing) throw new AxEventClosedError();
-      await this.#scheduler.waitForProgress(Math.min(50, this.#publishTimeoutMs - waited), options.signal);
-    }
+  publish(ingress: AxEventIngress, options: AxEventPublishOptions = {}): Promise<AxEventReceipt> {
+    if (this.#closing) return Promise.reject(new AxEventClosedError());
+    return this.#publishing.one(ingress, options);
+  }
+
+  /**
+   * Publish several events at once: each is checked, routed and deduplicated as
+   * {@link AxEventRuntime.publish} would, and the receipts come back in the same order. An
+   * event repeated within the batch is a duplicate of its first occurrence, and deliveries
+   * of one ordering key run in batch order.
+   *
+   * Every event is checked before anything is stored: one malformed or oversized event
+   * throws {@link AxEventInputError} (as `publish()` would for it) and none of the batch is
+   * published. On a store with `appendMany` (memory, SQLite, PostgreSQL) the batch is one
+   * atomic write — one round trip and one `NOTIFY` on PostgreSQL — and a full store delays
+   * the whole batch (up to `publishTimeoutMs`, then {@link AxEventBackpressureError}, with
+   * nothing of the batch stored). A store without it gets the events one by one; a timeout
+   * then leaves the earlier ones published (publishing the batch again is safe: duplicates
+   * are recognized). An empty batch returns `[]`.
+   *
+   * @example
+   * ```ts
+   * const receipts = await runtime.publishMany(jobs.map((job) => ({ event: job, identity, trust: 'authenticated' })));
+   * ```
+   */
+  publishMany(
+    ingresses: readonly AxEventIngress[],
+    options: AxEventPublishOptions = {},
+  ): Promise<AxEventReceipt[]> {
+    if (this.#closing) return Promise.reject(new AxEventClosedError());
+    return this.#publishing.many(ingresses, options);
   }
 
   /**

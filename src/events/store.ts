@@ -123,6 +123,16 @@ export interface AxEventAppendInput {
   now: number;
 }
 
+/** One event of a batch for {@link AxEventStore.appendMany}: an append without its time. */
+export type AxEventAppendItem = Omit<AxEventAppendInput, 'now'>;
+
+/** One atomic publish of several events, in order. */
+export interface AxEventAppendManyInput {
+  /** May be empty. Order matters: deliveries of one ordering key run in this order. */
+  items: AxEventAppendItem[];
+  now: number;
+}
+
 /** The outcome of {@link AxEventStore.append}. */
 export type AxEventAppendResult =
   | { status: 'appended'; deliveryIds: string[] }
@@ -262,13 +272,24 @@ export interface AxEventStore {
    * Optional: calls `listener` when work may have become claimable elsewhere (another process
    * on a shared store), so a runtime's worker loop wakes at once instead of at its next poll.
    * Returns the function that removes the listener. `AxPostgresEventStore` has it (`LISTEN`).
+   * `count`, when the store knows it, is how many deliveries became claimable (a hint).
    */
-  onWork?(listener: () => void): () => void;
+  onWork?(listener: (count?: number) => void): () => void;
   /**
    * Record an event and its deliveries unless its dedupe key is known (then return the
    * original delivery ids), or report `full` without changing anything.
    */
   append(input: AxEventAppendInput): Promise<AxEventAppendResult>;
+  /**
+   * Optional: append a batch as {@link AxEventStore.append} would append its items one after
+   * the other, in one round trip or transaction, and return one result per item, in order.
+   * An item whose dedupe key is known, or was taken by an earlier item of the same batch, is
+   * a `duplicate` with the original delivery ids. `full` means the item was not written and
+   * may be appended again: a store refuses the whole batch at once (every result `full`), or
+   * appends a prefix and refuses the rest, never a gap. An item over the store's size limit
+   * throws before anything is written. Without it, the runtime calls `append` per item.
+   */
+  appendMany?(input: AxEventAppendManyInput): Promise<AxEventAppendResult[]>;
   /**
    * Lease up to `limit` claimable deliveries: queued or failed ones due by `now`, and
    * claimed or running ones whose lease expired (returned with `recovered: true`), never

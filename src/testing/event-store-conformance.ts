@@ -13,6 +13,7 @@
  */
 
 import type { AxEventStore } from '../events/store.js';
+import { batchCases } from './event-store-conformance/batches.js';
 import { continuationCases } from './event-store-conformance/continuations.js';
 import { deliveryCases } from './event-store-conformance/deliveries.js';
 import type { Case } from './event-store-conformance/kit.js';
@@ -32,7 +33,7 @@ export interface AxEventStoreConformanceOptions {
   dispose?: (store: AxEventStore) => void | Promise<void>;
 }
 
-const cases: Case[] = [...deliveryCases, ...runCases, ...continuationCases];
+const cases: Case[] = [...deliveryCases, ...batchCases, ...runCases, ...continuationCases];
 
 /** @deprecated Renamed {@link AxEventStoreConformanceOptions}: public names start with `Ax`. */
 export type EventStoreConformanceOptions = AxEventStoreConformanceOptions;

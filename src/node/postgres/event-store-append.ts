@@ -19,8 +19,8 @@ export interface AppendingStore {
   maxPendingDeliveries: number;
   /** The advisory-lock key space of the store's schema. */
   lockSpace: number;
-  /** Wakes idle workers: there is claimable work. */
-  wake(): void;
+  /** Wakes idle workers: `count` deliveries became claimable. */
+  wake(count?: number): void;
   countPending(): Promise<number>;
 }
 
@@ -49,7 +49,7 @@ export async function appendEvent(
   }
   if (input.deliveries.some((draft) => draft.coalesceKey !== null)) {
     const result = await appendCoalescing(store, input);
-    if (result.status === 'appended' && result.deliveryIds.length > 0) store.wake();
+    if (result.status === 'appended' && result.deliveryIds.length > 0) store.wake(result.deliveryIds.length);
     return result;
   }
   const ids = input.deliveries.map((draft) => draft.id);
@@ -73,7 +73,7 @@ export async function appendEvent(
     ]);
     const row = result.rows[0] as Row;
     if (row.appended === 1) {
-      if (n > 0) store.wake();
+      if (n > 0) store.wake(n);
       return { status: 'appended', deliveryIds: ids };
     }
     const known = await knownIds(store, d);

@@ -26,11 +26,13 @@ export interface WorkSignalOptions {
 export class WorkSignal {
   readonly #c: PostgresConnection;
   readonly #o: WorkSignalOptions;
-  readonly #listeners = new Set<() => void>();
+  readonly #listeners = new Set<(count?: number) => void>();
   #listenStop: AbortController | null = null;
   #listening: Promise<void> | null = null;
   #notifyTimer: ReturnType<typeof setTimeout> | null = null;
   #lastNotify = 0;
+  /** Deliveries made claimable since the last NOTIFY. */
+  #count = 0;
   #closed = false;
 
   constructor(connection: PostgresConnection, options: WorkSignalOptions) {
@@ -40,11 +42,12 @@ export class WorkSignal {
 
   /**
    * Call `listener` whenever work may have become claimable anywhere on this database (a
-   * `NOTIFY` from any store on the same schema), and once when listening starts. The first
+   * `NOTIFY` from any store on the same schema) with the number of deliveries it announced,
+   * and once, with no number, when listening starts. The first
    * listener opens a `LISTEN` connection (one pool connection, kept while anyone listens,
    * reopened after a failure); returns the function that removes the listener.
    */
-  onWork(listener: () => void): () => void {
+  onWork(listener: (count?: number) => void): () => void {
     if (this.#closed) return () => undefined;
     this.#listeners.add(listener);
     if (!this.#listenStop || this.#listenStop.signal.aborted) {
@@ -59,10 +62,10 @@ export class WorkSignal {
     };
   }
 
-  #ring(): void {
+  #ring(count?: number): void {
     for (const listener of [...this.#listeners]) {
       try {
-        listener();
+        listener(count);
       } catch (error) {
         this.#o.report(error);
       }
@@ -75,7 +78,10 @@ export class WorkSignal {
       let client: pg.PoolClient | null = null;
       let failure: unknown = null;
       const onNotification = (message: pg.Notification) => {
-        if (message.channel === this.#o.channel) this.#ring();
+        if (message.channel !== this.#o.channel) return;
+        // The payload counts the deliveries the sender made claimable; older senders send ''.
+        const count = Number(message.payload);
+        this.#ring(Number.isSafeInteger(count) && count > 0 ? count : 1);
       };
       let onError: (error: Error) => void = () => undefined;
       let onEnd: () => void = () => undefined;
@@ -132,9 +138,15 @@ export class WorkSignal {
     }
   }
 
-  /** Tell idle workers (here and elsewhere) to look for work; at most one NOTIFY per interval. */
-  wake(): void {
-    if (!this.#o.notify || this.#closed || this.#notifyTimer) return;
+  /**
+   * Tell idle workers (here and elsewhere) that `count` deliveries became claimable; at most
+   * one NOTIFY per interval, carrying the sum since the previous one, so a listener can wake
+   * as many lanes as there is work.
+   */
+  wake(count = 1): void {
+    if (!this.#o.notify || this.#closed) return;
+    this.#count += count;
+    if (this.#notifyTimer) return;
     const wait = this.#lastNotify + this.#o.intervalMs - Date.now();
     if (wait <= 0) {
       void this.#notify();
@@ -148,8 +160,10 @@ export class WorkSignal {
 
   async #notify(): Promise<void> {
     this.#lastNotify = Date.now();
+    const count = this.#count;
+    this.#count = 0;
     try {
-      await this.#c.query('SELECT pg_notify($1, $2)', [this.#o.channel, '']);
+      await this.#c.query('SELECT pg_notify($1, $2)', [this.#o.channel, String(Math.max(1, count))]);
     } catch (error) {
       if (!this.#c.closed) this.#o.report(error);
     }

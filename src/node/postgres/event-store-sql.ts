@@ -106,3 +106,47 @@ export const CLAIM = `WITH expired AS (
          e.received_at AS event_received_at
        FROM claimed c LEFT JOIN {events} e ON e.key = c.event_key
        ORDER BY c.branch, c.sort_at, c.seq`;
+
+/**
+ * A batch of appends without coalescing, as one statement: one room check for the whole
+ * batch, the dedupe keys in key order (two batches sharing keys lock them in one order), and
+ * the events and deliveries of the items whose key was new. Deliveries go in in
+ * (ordering-key hash, batch position) order: ordering locks in one order, and within a key
+ * the sequence follows the batch. Returns the room and the positions of the items written.
+ */
+export const APPEND_MANY = `WITH room AS (
+           SELECT $2::integer = 0 OR COALESCE(sum(pending), 0) + $2::integer <= $3::float8 AS ok
+           FROM {counters}),
+         items AS (
+           SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+             $10::text[], $11::integer[], $12::float8[], $13::integer[])
+             WITH ORDINALITY AS i(scope, source, event_id, delivery_ids, key, event_scope, ingress, bytes,
+               received_at, n, item)),
+         dd AS (
+           INSERT INTO {dedupe} (scope, source, event_id, delivery_ids, created_at)
+           SELECT i.scope, i.source, i.event_id, i.delivery_ids, $1::float8 FROM items i, room WHERE room.ok
+           ORDER BY i.scope, i.source, i.event_id
+           ON CONFLICT DO NOTHING RETURNING scope, source, event_id),
+         fresh AS (
+           SELECT i.* FROM items i
+           JOIN dd ON dd.scope = i.scope AND dd.source = i.source AND dd.event_id = i.event_id),
+         ev AS (
+           INSERT INTO {events} (key, scope, ingress, bytes, received_at)
+           SELECT f.key, f.event_scope, f.ingress, f.bytes, f.received_at FROM fresh f WHERE f.n > 0),
+         dl AS (
+           INSERT INTO {deliveries} (id, run_id, kind, event_key, route_id, action, target_id, instance_key,
+             ordering_key, due_at, coalesce_key, correlation, plan_error, status, created_at)
+           SELECT x.id, x.run_id, 'event', f.key, x.route_id, x.action, x.target_id, x.instance_key,
+             x.ordering_key, x.due_at, x.coalesce_key, x.correlation, x.plan_error, 'queued', $1::float8
+           FROM unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
+             $20::text[], $21::float8[], $22::text[], $23::text[], $24::text[], $25::integer[])
+             WITH ORDINALITY AS x(id, run_id, route_id, action, target_id, instance_key, ordering_key,
+               due_at, coalesce_key, correlation, plan_error, item, ord)
+           JOIN fresh f ON f.item = x.item
+           ORDER BY hashtext(x.ordering_key), x.ord)
+         SELECT (SELECT ok FROM room) AS room, ARRAY(SELECT f.item::integer FROM fresh f) AS appended`;
+
+/** The recorded delivery ids of dedupe keys given as column arrays, by 1-based position. */
+export const KNOWN_MANY = `SELECT k.n::integer AS n, d.delivery_ids
+  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(scope, source, event_id, n)
+  JOIN {dedupe} d ON d.scope = k.scope AND d.source = k.source AND d.event_id = k.event_id`;

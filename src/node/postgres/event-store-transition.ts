@@ -16,7 +16,8 @@ import type { EventTables } from './event-store-tables.js';
 export interface LeasingStore {
   tables: EventTables;
   /** Wakes idle workers: there is claimable work. */
-  wake(): void;
+  /** Wakes idle workers: `count` deliveries became claimable. */
+  wake(count?: number): void;
 }
 
 function transitionValues(x: AxEventTransition): unknown[] {
@@ -112,7 +113,8 @@ export async function transitionLeased(store: LeasingStore, x: AxEventTransition
   });
   // A finished delivery may unblock the next of its ordering key, but the lane that
   // finished it claims again at once; only new work (sinks, a retry time) wakes the fleet.
-  if (ok && (x.sinks?.length || x.status === 'queued' || x.status === 'failed')) store.wake();
+  if (ok && (x.sinks?.length || x.status === 'queued' || x.status === 'failed'))
+    store.wake(x.sinks?.length || 1);
   return ok;
 }
 

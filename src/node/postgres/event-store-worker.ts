@@ -2,6 +2,13 @@
  * One worker of a fleet sharing an {@link AxPostgresEventStore}: an event runtime driven by
  * lanes that each claim and run one delivery at a time, sleep while nothing is due, and wake
  * on the store's `LISTEN/NOTIFY` signal (or at the next due time) instead of polling hot.
+ *
+ * A notification wakes one idle lane per delivery it announces (its payload counts them), not
+ * every lane: a trickle of single events costs about one claim per delivery plus one to find
+ * the queue empty, and a batch wakes as many lanes as it has deliveries. A lane that ran
+ * something claims again, and wakes one more while more was announced than was taken. A
+ * notification that finds no lane idle is owed: the next lane to find nothing claims once more
+ * before it sleeps, so none is lost.
  * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
  */
 
@@ -91,9 +98,13 @@ export class AxPostgresEventWorker {
   /** Store failures reported so far (a lane round that saw none is a success). */
   #storeFailures = 0;
   readonly #stop = new AbortController();
+  /** Idle lanes' wake-ups, longest asleep first. */
   readonly #waiters = new Set<() => void>();
   readonly #lanes: Promise<void>[] = [];
-  #generation = 0;
+  /** Notifications no idle lane took: that many lanes look again before they sleep. */
+  #owed = 0;
+  /** Deliveries the notifications announced that no lane of this worker has taken yet (a hint). */
+  #announced = 0;
   /** The `nextDueAt()` query idle lanes are waiting for (shared while it runs). */
   #nextDue: Promise<number | null> | null = null;
   #unsubscribe: (() => void) | null = null;
@@ -150,7 +161,7 @@ export class AxPostgresEventWorker {
     this.#started = true;
     await this.store.migrate();
     await this.runtime.start();
-    this.#unsubscribe = this.store.onWork(() => this.#ring());
+    this.#unsubscribe = this.store.onWork((count) => this.#notified(count));
     for (let i = 0; i < this.#concurrency; i++) this.#lanes.push(this.#lane());
   }
 
@@ -171,18 +182,53 @@ export class AxPostgresEventWorker {
     }
   }
 
-  /** Wake every idle lane (new work may be claimable). */
-  #ring(): void {
-    this.#generation++;
+  /**
+   * A notification: `count` deliveries became claimable. One idle lane wakes per delivery
+   * announced, up to the idle ones (with none idle, one look is owed): a single event wakes
+   * one lane, a batch wakes them all at once instead of one after each run. With no count
+   * (listening just started or restarted) anything may be waiting: every lane looks.
+   */
+  #notified(count: number | undefined): void {
+    if (count === undefined) {
+      this.#announced += this.#concurrency;
+      this.#wakeAll();
+      return;
+    }
+    this.#announced += count;
+    let woken = 0;
+    while (woken < count && this.#wakeOne()) woken++;
+    if (woken === 0) this.#owed = Math.min(this.#owed + 1, this.#concurrency);
+  }
+
+  /** Wake the idle lane that has slept longest; false if none is idle. */
+  #wakeOne(): boolean {
+    for (const wake of this.#waiters) {
+      this.#waiters.delete(wake);
+      wake();
+      return true;
+    }
+    return false;
+  }
+
+  #wakeAll(): void {
     const waiters = [...this.#waiters];
+    // The lanes busy now look once more before they sleep.
+    this.#owed = Math.max(this.#owed, this.#concurrency - waiters.length);
     this.#waiters.clear();
     for (const wake of waiters) wake();
+  }
+
+  /** True (and one debt paid) when a notification found no lane idle: look again instead of sleeping. */
+  #takeOwed(): boolean {
+    if (this.#owed === 0) return false;
+    this.#owed--;
+    return true;
   }
 
   async #lane(): Promise<void> {
     const stop = this.#stop.signal;
     while (!stop.aborted) {
-      const generation = this.#generation;
+      const announced = this.#announced;
       let executed = 0;
       const failures = this.#storeFailures;
       this.#busy++;
@@ -191,18 +237,28 @@ export class AxPostgresEventWorker {
         if (this.#storeFailures === failures && !stop.aborted) this.#answered();
       } catch (error) {
         this.#report(error);
-        await this.#sleep(Math.min(this.#pollMs, 1000), -1);
+        await this.#sleep(Math.min(this.#pollMs, 1000), false);
         continue;
       } finally {
         this.#busy--;
       }
-      if (executed === 0) await this.#idle(generation);
+      if (executed > 0) {
+        // More may remain: while the notifications announced more than was taken, hand the
+        // search on to one more lane. This lane claims again after its run either way (the
+        // next delivery of an ordering key is never announced).
+        this.#announced = Math.max(0, this.#announced - 1);
+        if (this.#announced > 0) this.#wakeOne();
+        continue;
+      }
+      // Nothing claimable: what was announced before this claim has been taken.
+      this.#announced = Math.max(0, this.#announced - announced);
+      if (!this.#takeOwed()) await this.#idle();
     }
   }
 
   /** Sleep until a wake-up, the next due time, or the poll interval, whichever comes first. */
-  async #idle(generation: number): Promise<void> {
-    if (generation !== this.#generation || this.#stop.signal.aborted) return;
+  async #idle(): Promise<void> {
+    if (this.#stop.signal.aborted) return;
     let next: number | null;
     try {
       if (!this.#nextDue) {
@@ -222,16 +278,19 @@ export class AxPostgresEventWorker {
     // Something due now that this lane could not claim is held by another claimer, or waits
     // behind a delivery of its ordering key: look again shortly rather than spin.
     const ms = next === null ? this.#pollMs : Math.min(this.#pollMs, Math.max(20, next - now));
-    await this.#sleep(ms, generation);
+    await this.#sleep(ms, true);
   }
 
-  #sleep(ms: number, generation: number): Promise<void> {
+  /** Sleep `ms`; an idle lane (`idle`) also wakes on a notification, and does not sleep while one is owed. */
+  #sleep(ms: number, idle: boolean): Promise<void> {
     const stop = this.#stop.signal;
-    if (stop.aborted || (generation !== -1 && generation !== this.#generation)) return Promise.resolve();
+    // Checked together with joining the waiters: a notification while this lane asked for
+    // the next due time was owed to it.
+    if (stop.aborted || (idle && this.#takeOwed())) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const controller = new AbortController();
       const wake = () => controller.abort();
-      this.#waiters.add(wake);
+      if (idle) this.#waiters.add(wake);
       stop.addEventListener('abort', wake, { once: true });
       void this.runtime.clock.sleep(ms, controller.signal).then(() => {
         this.#waiters.delete(wake);
@@ -250,7 +309,7 @@ export class AxPostgresEventWorker {
     this.#closing ??= (async () => {
       this.#stop.abort();
       this.#unsubscribe?.();
-      this.#ring();
+      this.#wakeAll();
       const drained = Promise.all(this.#lanes);
       const limit = options.drainTimeoutMs;
       if (limit !== undefined && Number.isFinite(limit)) {

@@ -11,6 +11,7 @@
 import type pg from 'pg';
 import type {
   AxEventAppendInput,
+  AxEventAppendManyInput,
   AxEventAppendResult,
   AxEventClaim,
   AxEventContinuation,
@@ -32,6 +33,7 @@ import {
   toPgText as t,
 } from './connection.js';
 import { type AppendingStore, appendEvent } from './event-store-append.js';
+import { appendEvents } from './event-store-append-many.js';
 import {
   type AxPostgresEventStoreOptions,
   checkStoreOptions,
@@ -86,7 +88,8 @@ export class AxPostgresEventStore implements AxEventStore {
   #closing: Promise<void> | null = null;
 
   /** Create the store and apply its migrations before returning. */
-  static open(options: AxPostgresEventStoreOptions): Promise<AxPostgresEventStore> {
+  static async open(options: AxPostgresEventStoreOptions): Promise<AxPostgresEventStore> {
+    // async: a refused option rejects the promise, as every other failure of open() does.
     return migrated(new AxPostgresEventStore(options));
   }
 
@@ -123,7 +126,7 @@ export class AxPostgresEventStore implements AxEventStore {
       maxEventBytes: this.#o.maxEventBytes,
       maxPendingDeliveries: this.#o.maxPendingDeliveries,
       lockSpace,
-      wake: () => this.#signal.wake(),
+      wake: (count) => this.#signal.wake(count),
       countPending: () => this.countPending(),
     };
   }
@@ -152,9 +155,11 @@ export class AxPostgresEventStore implements AxEventStore {
    * `NOTIFY` from any store on the same schema: new events, sink writes, retries, redrives,
    * recovered leases), and once when listening starts. The first listener opens a `LISTEN`
    * connection (one pool connection, kept while anyone listens, reopened after a failure).
-   * Returns the function that removes the listener.
+   * `count` is how many deliveries the notifying stores made claimable since their previous
+   * `NOTIFY` (a hint: others may have claimed them already); it is `undefined` when listening
+   * (re)starts, when anything may be waiting. Returns the function that removes the listener.
    */
-  onWork(listener: () => void): () => void {
+  onWork(listener: (count?: number) => void): () => void {
     if (this.#closed) return () => undefined;
     return this.#signal.onWork(listener);
   }
@@ -162,6 +167,17 @@ export class AxPostgresEventStore implements AxEventStore {
   async append(input: AxEventAppendInput): Promise<AxEventAppendResult> {
     await this.#ready();
     return appendEvent(this.#context, input);
+  }
+
+  /**
+   * A batch in one statement (one round trip) and one `NOTIFY`: the whole batch is written,
+   * or, when the store is full, none of it. A batch with a coalescing delivery goes in item by
+   * item (each atomic; the first full item stops it).
+   */
+  async appendMany(input: AxEventAppendManyInput): Promise<AxEventAppendResult[]> {
+    await this.#ready();
+    if (input.items.length === 0) return [];
+    return appendEvents(this.#context, input);
   }
 
   async claim(input: {
@@ -337,7 +353,7 @@ export class AxPostgresEventStore implements AxEventStore {
       [input.now],
     );
     const n = result.rowCount ?? 0;
-    if (n > 0) this.#signal.wake();
+    if (n > 0) this.#signal.wake(n);
     return n;
   }
 

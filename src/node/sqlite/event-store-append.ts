@@ -1,6 +1,6 @@
 /** Appending to the SQLite event store. Internal to `AxSQLiteEventStore`. */
 import { AxEventInputError } from '../../events/errors.js';
-import type { AxEventAppendInput, AxEventAppendResult } from '../../events/store.js';
+import type { AxEventAppendInput, AxEventAppendManyInput, AxEventAppendResult } from '../../events/store.js';
 import { json, parse, type Row, type Statements } from './event-store-rows.js';
 
 /** The store's limits an append keeps. */
@@ -87,6 +87,30 @@ export function appendEvent(
     input.now,
   );
   return { status: 'appended', deliveryIds: ids };
+}
+
+/** Thrown to roll a batch back when one of its items finds the store full. */
+export class BatchFull extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/**
+ * Appends a batch item by item inside the store's one transaction, so each item sees the
+ * dedupe keys and ordering-key predecessors of the items before it. A full store throws
+ * {@link BatchFull}: the caller rolls the whole batch back.
+ */
+export function appendEvents(
+  q: Statements,
+  input: AxEventAppendManyInput,
+  limits: AppendLimits,
+): AxEventAppendResult[] {
+  return input.items.map((item) => {
+    const result = appendEvent(q, { ...item, now: input.now }, limits);
+    if (result.status === 'full') throw new BatchFull(result.reason);
+    return result;
+  });
 }
 
 function dropEventIfUnused(q: Statements, key: string): void {

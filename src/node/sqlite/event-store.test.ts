@@ -31,6 +31,31 @@ runEventStoreConformance({
 });
 
 describe('AxSQLiteEventStore', () => {
+  it('publishes a batch in one transaction: a batch with no room is refused whole', async () => {
+    const store = new AxSQLiteEventStore({ database: new Database(':memory:'), maxPendingDeliveries: 3 });
+    const target = eventTarget('t')
+      .invoke(() => undefined)
+      .build();
+    const runtime = eventRuntime({
+      routes: [eventRoute('r').types('job').wake(target).build()],
+      store,
+      scheduling: 'host',
+      publishTimeoutMs: 0,
+    });
+    const job = (id: string) => ({ event: { id, source: 'app://jobs', type: 'job' } });
+    const first = await runtime.publishMany([job('a'), job('b'), job('a')]);
+    expect(first.map((r) => r.duplicate)).toEqual([false, false, true]);
+    await expect(runtime.publishMany([job('c'), job('d')])).rejects.toMatchObject({ code: 'backpressure' });
+    expect(await store.countPending()).toBe(2);
+    // Nothing of the refused batch was recorded, not even its dedupe keys.
+    expect(await store.appendMany({ items: [], now: 0 })).toEqual([]);
+    await runtime.runDue();
+    const again = await runtime.publishMany([job('c'), job('d'), job('b')]);
+    expect(again.map((r) => r.duplicate)).toEqual([false, false, true]);
+    await runtime.close();
+    await store.close();
+  });
+
   it('is durable with WAL on a file, volatile in memory', async () => {
     const file = await AxSQLiteEventStore.open({ filename: dbFile() });
     expect(file.durability).toBe('durable');

@@ -16,6 +16,7 @@ import {
 } from '../../events/errors.js';
 import type {
   AxEventAppendInput,
+  AxEventAppendManyInput,
   AxEventAppendResult,
   AxEventClaim,
   AxEventContinuation,
@@ -28,7 +29,7 @@ import type {
 } from '../../events/store.js';
 import { isTerminalRunStatus } from '../../events/store.js';
 import { copyDelivery, deliveryToRun } from '../../events/store-helpers.js';
-import { appendEvent, pendingCount } from './event-store-append.js';
+import { appendEvent, appendEvents, BatchFull, pendingCount } from './event-store-append.js';
 import {
   type AxSQLiteEventStoreOpenOptions,
   type AxSQLiteEventStoreOptions,
@@ -163,6 +164,18 @@ export class AxSQLiteEventStore implements AxEventStore {
 
   async append(input: AxEventAppendInput): Promise<AxEventAppendResult> {
     return this.#tx(() => appendEvent(this.#statements, input, this.#o));
+  }
+
+  /** One transaction for the whole batch: all of it is written, or (store full) none of it. */
+  async appendMany(input: AxEventAppendManyInput): Promise<AxEventAppendResult[]> {
+    if (input.items.length === 0) return [];
+    try {
+      return await this.#tx(() => appendEvents(this.#statements, input, this.#o));
+    } catch (error) {
+      if (!(error instanceof AxEventError && error.cause instanceof BatchFull)) throw error;
+      const reason = error.cause.reason;
+      return input.items.map(() => ({ status: 'full', reason }));
+    }
   }
 
   async claim(input: {
