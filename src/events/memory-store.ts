@@ -6,6 +6,7 @@
 
 import { AxEventClosedError, AxEventInputError, assertEventOptions } from './errors.js';
 import { MemoryContinuations } from './memory-continuations.js';
+import { MemoryDedupe } from './memory-dedupe.js';
 import { OrderingQueues } from './memory-queues.js';
 import {
   type AxMemoryEventStoreOptions,
@@ -27,7 +28,7 @@ import type {
   AxEventTransition,
 } from './store.js';
 import { isTerminalRunStatus } from './store.js';
-import { copyDelivery, deliveryToRun, NUL, newDelivery, nextDueOf } from './store-helpers.js';
+import { copyDelivery, deliveryToRun, newDelivery, nextDueOf } from './store-helpers.js';
 
 export { type AxMemoryEventStoreOptions, MEMORY_STORE_OPTIONS } from './memory-store-options.js';
 
@@ -46,7 +47,7 @@ export class AxMemoryEventStore implements AxEventStore {
   readonly #deliveries = new Map<string, AxEventDelivery>();
   readonly #runs = new Map<string, string>();
   readonly #sinks = new Map<string, string[]>();
-  readonly #dedupe = new Map<string, { deliveryIds: string[]; at: number }>();
+  readonly #dedupe: MemoryDedupe;
   readonly #queues = new OrderingQueues();
   readonly #coalesce = new Map<string, string>();
   readonly #continuations = new MemoryContinuations();
@@ -61,6 +62,7 @@ export class AxMemoryEventStore implements AxEventStore {
   constructor(options: AxMemoryEventStoreOptions = {}) {
     assertEventOptions(MEMORY_STORE_OPTIONS, options, 'AxMemoryEventStore options');
     this.#limits = memoryStoreLimits(options);
+    this.#dedupe = new MemoryDedupe(this.#limits.maxDedupeKeys);
   }
 
   #open(): void {
@@ -79,7 +81,7 @@ export class AxMemoryEventStore implements AxEventStore {
     let fresh = 0;
     let bytes = 0;
     for (const item of input.items) {
-      const key = dedupeKey(item);
+      const key = MemoryDedupe.keyOf(item);
       if (seen.has(key) || this.#dedupe.has(key)) continue;
       seen.add(key);
       this.#checkSize(item.event.bytes);
@@ -107,9 +109,9 @@ export class AxMemoryEventStore implements AxEventStore {
   }
 
   #append(input: AxEventAppendInput): AxEventAppendResult {
-    const key = dedupeKey(input);
-    const known = this.#dedupe.get(key);
-    if (known) return { status: 'duplicate', deliveryIds: [...known.deliveryIds] };
+    const key = MemoryDedupe.keyOf(input);
+    const known = this.#dedupe.deliveriesOf(key);
+    if (known) return { status: 'duplicate', deliveryIds: known };
     this.#checkSize(input.event.bytes);
     const fresh = input.deliveries.filter((d) => !this.#coalescible(d.coalesceKey)).length;
     const full = this.#noRoom(fresh, input.deliveries.length > 0 ? input.event.bytes : 0);
@@ -150,12 +152,7 @@ export class AxMemoryEventStore implements AxEventStore {
       }
       if (slot.refs === 0) this.#events.delete(input.event.key);
     }
-    this.#dedupe.set(key, { deliveryIds: ids, at: input.now });
-    while (this.#dedupe.size > this.#limits.maxDedupeKeys) {
-      const oldest = this.#dedupe.keys().next().value;
-      if (oldest === undefined) break;
-      this.#dedupe.delete(oldest);
-    }
+    this.#dedupe.remember(key, ids, input.now);
     return { status: 'appended', deliveryIds: ids };
   }
 
@@ -480,11 +477,7 @@ export class AxMemoryEventStore implements AxEventStore {
     };
     result.continuations = this.#continuations.pruneExpired(input.now);
     const horizon = input.now - this.#limits.retentionMs;
-    for (const [key, entry] of this.#dedupe) {
-      if (entry.at > horizon) break;
-      this.#dedupe.delete(key);
-      result.dedupeKeys++;
-    }
+    result.dedupeKeys = this.#dedupe.pruneUntil(horizon);
     for (const [id, letter] of this.#deadLetters) {
       if (letter.createdAt > input.now - this.#limits.deadLetterRetentionMs) continue;
       this.#deadLetters.delete(id);
@@ -512,9 +505,4 @@ export class AxMemoryEventStore implements AxEventStore {
   async close(): Promise<void> {
     this.#closed = true;
   }
-}
-
-/** The dedupe key of an event: (identity scope, source, id). */
-function dedupeKey(item: { dedupe: { scope: string; source: string; id: string } }): string {
-  return [item.dedupe.scope, item.dedupe.source, item.dedupe.id].join(NUL);
 }
