@@ -400,6 +400,7 @@ export {
   type AxMCPRoot,
   type AxMCPServerCapabilities,
   AxMCPSessionExpiredError,
+  type AxMCPSSRFAllowance,
   AxMCPSSRFError,
   type AxMCPTextContent,
   AxMCPTimeoutError,

@@ -386,7 +386,7 @@ export const routes = [
     const remote = await run(['inspect', 'http://example.com/mcp', '--allow-localhost']);
     expect(remote.code).toBe(1);
     expect(remote.stderr.split('\n')[0]).toBe(
-      'ax-mcp: Refused http://example.com/mcp: plain http: is refused (HTTPS required; --allow-localhost permits plain HTTP to this machine only) [ssrf_blocked]',
+      'ax-mcp: Refused http://example.com/mcp: plain http: is refused, HTTPS is required (--allow-localhost permits plain HTTP to this machine only) [ssrf_blocked]',
     );
     expect(`${refused.stderr}${closed.stderr}${remote.stderr}`).not.toContain('ssrfProtection');
   });

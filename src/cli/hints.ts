@@ -2,7 +2,7 @@
  * The CLI speaks in flags, not in library options: an error whose remedy is a library option
  * gets the flag that sets it. The library's own message stays as it is (it is right for code).
  */
-import { AxMCPError } from '../index.js';
+import { AxMCPError, type AxMCPSSRFAllowance, AxMCPSSRFError } from '../index.js';
 
 /** Library option paths and the CLI flags that set them. */
 const FLAG_FOR_OPTION: Readonly<Record<string, string>> = {
@@ -12,24 +12,18 @@ const FLAG_FOR_OPTION: Readonly<Record<string, string>> = {
   authentication: '--bearer',
 };
 
-/** Library remedies in a message, and the CLI's words for them. */
-const FLAG_FOR_REMEDY: readonly [RegExp, string][] = [
-  [/\(allow it with ssrfProtection: \{ allowLoopback: true \}\)/, '(pass --allow-localhost)'],
-  [
-    /\(HTTPS required; allow it with ssrfProtection: \{ allowHTTP: true \}, or ssrfProtection: \{ allowLoopback: true \} for loopback hosts\)/,
-    '(HTTPS required; --allow-localhost permits plain HTTP to this machine only)',
-  ],
-  [
-    /\(allow it with ssrfProtection: \{ allowPrivateNetwork: true \}\)/,
-    '(the CLI does not reach private networks)',
-  ],
-];
+/** What the CLI says for each SSRF option that would allow a refused URL. */
+const FLAG_FOR_ALLOWANCE: Readonly<Record<AxMCPSSRFAllowance, string>> = {
+  allowLoopback: 'pass --allow-localhost',
+  // --allow-localhost is allowLoopback only: plain HTTP elsewhere has no flag, on purpose.
+  allowHTTP: '--allow-localhost permits plain HTTP to this machine only',
+  allowPrivateNetwork: 'the CLI does not reach private networks',
+};
 
-/** The error's message with library remedies put in flags: the first line a CLI user reads. */
+/** The error's message in the CLI's words: an SSRF refusal names the flag, not the library option. */
 export function cliMessage(error: AxMCPError): string {
-  let message = error.message;
-  for (const [remedy, flag] of FLAG_FOR_REMEDY) message = message.replace(remedy, flag);
-  return message;
+  if (!(error instanceof AxMCPSSRFError) || error.allowWith === undefined) return error.message;
+  return `Refused ${error.url}: ${error.reason} (${FLAG_FOR_ALLOWANCE[error.allowWith]})`;
 }
 
 /** What to do, in the CLI's words, or `undefined` when the message says it already. */

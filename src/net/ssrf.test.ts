@@ -241,3 +241,23 @@ describe('redactURL', () => {
     expect(redactURL(new URL('https://example.com/a'))).toBe('https://example.com/a');
   });
 });
+
+describe('what an SSRF refusal names as its remedy', () => {
+  it('names the one option that would allow the URL, and none where no option would', async () => {
+    const allowance = async (url: string) => {
+      const error = await assertURLAllowed(url).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AxMCPSSRFError);
+      return [(error as AxMCPSSRFError).allowWith, (error as AxMCPSSRFError).message];
+    };
+    expect(await allowance('https://127.0.0.1/')).toEqual([
+      'allowLoopback',
+      'Refused https://127.0.0.1/: loopback address (allow it with ssrfProtection: { allowLoopback: true })',
+    ]);
+    expect((await allowance('https://10.1.2.3/'))[0]).toBe('allowPrivateNetwork');
+    expect(await allowance('http://mcp.example.com/')).toEqual([
+      'allowHTTP',
+      'Refused http://mcp.example.com/: plain http: is refused, HTTPS is required (allow it with ssrfProtection: { allowHTTP: true })',
+    ]);
+    expect((await allowance('https://169.254.169.254/'))[0]).toBeUndefined();
+  });
+});

@@ -10,7 +10,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import { anyOf, array, boolean, func, instance, object } from '../options/check.js';
-import { AxMCPError, AxMCPSSRFError, assertMCPOptions } from '../protocol/errors.js';
+import { AxMCPError, type AxMCPSSRFAllowance, AxMCPSSRFError, assertMCPOptions } from '../protocol/errors.js';
 
 /** What SSRF protection lets through besides public HTTPS endpoints. Every flag defaults to `false`. */
 export interface AxMCPSSRFOptions {
@@ -226,18 +226,16 @@ export function checkURL(url: URL, policy: AxMCPSSRFPolicy): void {
   const host = normalizeHost(url.hostname);
   const verdict = classifyHost(host);
   if (!isAllowedHost(host, policy)) {
-    const reason = refusal(verdict, policy);
-    if (reason !== undefined) throw new AxMCPSSRFError(redactURL(url), reason);
+    const refused = refusal(verdict, policy);
+    if (refused !== undefined) throw new AxMCPSSRFError(redactURL(url), refused.reason, refused);
   }
   if (
     url.protocol === 'http:' &&
     !policy.allowHTTP &&
     !(verdict.cls === 'loopback' && policy.allowLoopback)
   ) {
-    throw new AxMCPSSRFError(
-      redactURL(url),
-      'plain http: is refused (HTTPS required; allow it with ssrfProtection: { allowHTTP: true }, or ssrfProtection: { allowLoopback: true } for loopback hosts)',
-    );
+    // A loopback host is refused above unless allowLoopback, which permits its plain HTTP too.
+    throw new AxMCPSSRFError(redactURL(url), 'plain http: is refused, HTTPS is required', { allowWith: 'allowHTTP' });
   }
 }
 
@@ -263,8 +261,9 @@ export function assertAddressAllowed(
   if (isLocalhostName(name) && verdict.cls !== 'loopback') {
     throw new AxMCPSSRFError(name, `a localhost name resolved to ${address}, which is not loopback`);
   }
-  const reason = refusal(verdict, resolved);
-  if (reason !== undefined) throw new AxMCPSSRFError(name, `resolves to ${address}: ${reason}`);
+  const refused = refusal(verdict, resolved);
+  if (refused !== undefined)
+    throw new AxMCPSSRFError(name, `resolves to ${address}: ${refused.reason}`, refused);
 }
 
 /**
@@ -283,20 +282,22 @@ function parseURL(text: string): URL {
   }
 }
 
-function refusal(verdict: Verdict, policy: AxMCPSSRFPolicy): string | undefined {
+/** Why a host or address of this class is refused under `policy`, and what would allow it. */
+function refusal(
+  verdict: Verdict,
+  policy: AxMCPSSRFPolicy,
+): { reason: string; allowWith?: AxMCPSSRFAllowance } | undefined {
   switch (verdict.cls) {
     case 'public':
       return undefined;
     case 'loopback':
-      return policy.allowLoopback
-        ? undefined
-        : `${verdict.label} (allow it with ssrfProtection: { allowLoopback: true })`;
+      return policy.allowLoopback ? undefined : { reason: verdict.label, allowWith: 'allowLoopback' };
     case 'private':
       return policy.allowPrivateNetwork
         ? undefined
-        : `${verdict.label} (allow it with ssrfProtection: { allowPrivateNetwork: true })`;
+        : { reason: verdict.label, allowWith: 'allowPrivateNetwork' };
     default:
-      return verdict.label;
+      return { reason: verdict.label };
   }
 }
 

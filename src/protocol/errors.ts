@@ -185,16 +185,34 @@ export class AxMCPSessionExpiredError extends AxMCPTransportError {
   }
 }
 
-/** A URL refused by SSRF protection. */
+/** The `ssrfProtection` options that allow what a default policy refuses. */
+export type AxMCPSSRFAllowance = 'allowHTTP' | 'allowLoopback' | 'allowPrivateNetwork';
+
+/**
+ * A URL refused by SSRF protection. `reason` says what was refused; `allowWith`, when one
+ * option would allow it, names that option — the message adds it as the remedy, and a tool
+ * with its own words for it (the CLI's `--allow-localhost`) reads it here, not in the message.
+ */
 export class AxMCPSSRFError extends AxMCPTransportError {
   /** The refused URL, without credentials. */
   readonly url: string;
-  /** Why it was refused (`loopback address (allow it with …)`). */
+  /** What was refused (`loopback address`, `plain http: is refused, HTTPS is required`). */
   readonly reason: string;
-  constructor(url: string, reason: string, context: AxMCPErrorContext = {}) {
-    super('ssrf_blocked', `Refused ${url}: ${reason}`, context);
+  /** The `ssrfProtection` option that would allow it, if one would. */
+  readonly allowWith: AxMCPSSRFAllowance | undefined;
+  constructor(
+    url: string,
+    reason: string,
+    context: AxMCPErrorContext & { allowWith?: AxMCPSSRFAllowance } = {},
+  ) {
+    const remedy =
+      context.allowWith === undefined
+        ? ''
+        : ` (allow it with ssrfProtection: { ${context.allowWith}: true })`;
+    super('ssrf_blocked', `Refused ${url}: ${reason}${remedy}`, context);
     this.url = url;
     this.reason = reason;
+    this.allowWith = context.allowWith;
   }
 }
 

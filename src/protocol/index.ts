@@ -8,6 +8,7 @@ export {
   AxMCPInvalidOptionsError,
   AxMCPProtocolError,
   AxMCPSessionExpiredError,
+  type AxMCPSSRFAllowance,
   AxMCPSSRFError,
   AxMCPTimeoutError,
   AxMCPTransportError,

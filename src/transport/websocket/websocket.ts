@@ -173,7 +173,11 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     } catch (error) {
       // The rules are HTTP's; the refusal names the URL the caller gave.
       if (!(error instanceof AxMCPSSRFError)) throw error;
-      throw new AxMCPSSRFError(redactURL(this.#url), error.reason, { endpoint: this.endpoint, cause: error });
+      throw new AxMCPSSRFError(redactURL(this.#url), error.reason, {
+        endpoint: this.endpoint,
+        cause: error,
+        ...(error.allowWith ? { allowWith: error.allowWith } : {}),
+      });
     }
     const protocols = this.#options.protocols ?? ['mcp'];
     const socket = new Ctor(this.#url.href, protocols);
