@@ -235,7 +235,9 @@ export function checkURL(url: URL, policy: AxMCPSSRFPolicy): void {
     !(verdict.cls === 'loopback' && policy.allowLoopback)
   ) {
     // A loopback host is refused above unless allowLoopback, which permits its plain HTTP too.
-    throw new AxMCPSSRFError(redactURL(url), 'plain http: is refused, HTTPS is required', { allowWith: 'allowHTTP' });
+    throw new AxMCPSSRFError(redactURL(url), 'plain http: is refused, HTTPS is required', {
+      allowWith: 'allowHTTP',
+    });
   }
 }
 
