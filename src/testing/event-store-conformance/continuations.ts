@@ -1,13 +1,11 @@
 /** Continuations: scoped, expiring, fenced and conflict-free; consumed by a resume; dropped with their run. */
-import { type Case, check, claimOne, continuation, draft, publish, same } from './kit.js';
+import { type Case, check, claimOne, continuation, draft, publish, publishAndClaim, same } from './kit.js';
 
 export const continuationCases: Case[] = [
   [
     'scopes continuations, expires them, and refuses conflicts',
     async (store) => {
-      const [id] = await publish(store, [draft()]);
-      const c = await claimOne(store);
-      check(c && id, 'claim');
+      const { id, c } = await publishAndClaim(store);
       const token = c.delivery.fencingToken;
       const mine = continuation({ deliveryId: id, runId: c.delivery.runId, expiresAt: 100 });
       check(

@@ -4,6 +4,7 @@
  */
 import { normalizeIngress } from '../../events/envelope.js';
 import type {
+  AxEventClaim,
   AxEventContinuation,
   AxEventDeliveryDraft,
   AxEventStore,
@@ -91,3 +92,11 @@ export const claimOne = async (store: AxEventStore, now = 0, leaseMs = 1000) => 
   const [claim] = await store.claim({ workerId: 'w1', now, leaseMs, limit: 1 });
   return claim;
 };
+
+/** One published delivery, claimed: where most run and continuation cases start. */
+export async function publishAndClaim(store: AxEventStore): Promise<{ id: string; c: AxEventClaim }> {
+  const [id] = await publish(store, [draft()]);
+  const c = await claimOne(store);
+  check(c && id, 'claim');
+  return { id, c };
+}

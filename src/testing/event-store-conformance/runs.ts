@@ -1,13 +1,21 @@
 /** What becomes of a run: output and sink writes, dead letters and their redrive, cancellation, pruning. */
-import { type Case, check, claimOne, continuation, draft, publish, same, uid } from './kit.js';
+import {
+  type Case,
+  check,
+  claimOne,
+  continuation,
+  draft,
+  publish,
+  publishAndClaim,
+  same,
+  uid,
+} from './kit.js';
 
 export const runCases: Case[] = [
   [
     'saves output, creates sink writes on success, and shows them on the run',
     async (store) => {
-      const [id] = await publish(store, [draft()]);
-      const c = await claimOne(store);
-      check(c && id, 'claim');
+      const { id, c } = await publishAndClaim(store);
       await store.transition({
         deliveryId: id,
         fencingToken: c.delivery.fencingToken,
@@ -56,9 +64,7 @@ export const runCases: Case[] = [
   [
     'records dead letters and redrives them with fresh attempts',
     async (store) => {
-      const [id] = await publish(store, [draft()]);
-      const c = await claimOne(store);
-      check(c && id, 'claim');
+      const { id, c } = await publishAndClaim(store);
       await store.transition({
         deliveryId: id,
         fencingToken: c.delivery.fencingToken,
@@ -83,9 +89,7 @@ export const runCases: Case[] = [
   [
     'redrives a dead-lettered sink write without touching the run',
     async (store) => {
-      const [id] = await publish(store, [draft()]);
-      const c = await claimOne(store);
-      check(c && id, 'claim');
+      const { id, c } = await publishAndClaim(store);
       await store.transition({
         deliveryId: id,
         fencingToken: c.delivery.fencingToken,
@@ -140,9 +144,7 @@ export const runCases: Case[] = [
   [
     'prunes expired continuations and old finished runs',
     async (store) => {
-      const [id] = await publish(store, [draft()]);
-      const c = await claimOne(store);
-      check(c && id, 'claim');
+      const { id, c } = await publishAndClaim(store);
       const cont = continuation({ deliveryId: id, expiresAt: 10 });
       await store.putContinuations({
         deliveryId: id,
