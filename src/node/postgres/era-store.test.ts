@@ -1,31 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AxMCPEraStore, AxMCPEraVerdict } from '../../client/era-store.js';
 import { AxMCPPostgresEraStore } from './era-store.js';
+import { testDatabase } from './test-database.fixture.js';
 
-const url = process.env.AX_MCP_TEST_POSTGRES_URL;
-if (!url) {
-  console.warn(
-    '[postgres/era-store.test] SKIPPED: AX_MCP_TEST_POSTGRES_URL is not set, so the PostgreSQL era store ' +
-      'tests did not run. Set it to a database you can write to, e.g. postgres://postgres@127.0.0.1:5432/test',
-  );
-}
-
-const schemas = new Set<string>();
-let adminPool: pg.Pool | null = null;
-const admin = () => (adminPool ??= new pg.Pool({ connectionString: url, max: 2 }));
-const freshSchema = () => {
-  const schema = `ax_test_${randomBytes(6).toString('hex')}`;
-  schemas.add(schema);
-  return schema;
-};
-
-afterAll(async () => {
-  if (!url) return;
-  for (const schema of schemas) await admin().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await adminPool?.end();
-});
+const { url, admin, freshSchema } = testDatabase('postgres/era-store.test', 'the PostgreSQL era store tests');
 
 const modern: AxMCPEraVerdict = {
   era: 'modern',

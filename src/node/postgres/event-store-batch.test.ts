@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AxManualEventClock } from '../../events/clock.js';
 import type { AxEventIngress } from '../../events/envelope.js';
 import { AxEventBackpressureError, AxEventInputError } from '../../events/errors.js';
@@ -10,22 +9,12 @@ import { eventRuntime } from '../../events/runtime.js';
 import { eventTarget } from '../../events/target-builder.js';
 import { AxPostgresEventStore, type AxPostgresEventStoreOptions } from './event-store.js';
 import { AxPostgresEventWorker } from './event-store-worker.js';
+import { testDatabase } from './test-database.fixture.js';
 
-const url = process.env.AX_MCP_TEST_POSTGRES_URL;
+const { url, freshSchema } = testDatabase('postgres/event-store-batch.test', 'the PostgreSQL batch tests');
 const describePg = describe.skipIf(!url);
-
-const schemas = new Set<string>();
-let adminPool: pg.Pool | null = null;
-const admin = () => (adminPool ??= new pg.Pool({ connectionString: url, max: 2 }));
-afterAll(async () => {
-  if (!url) return;
-  for (const schema of schemas) await admin().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await adminPool?.end();
-});
 const open = (options: Partial<AxPostgresEventStoreOptions> = {}) => {
-  const schema = `ax_test_${randomBytes(6).toString('hex')}`;
-  schemas.add(schema);
-  return AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 3, ...options });
+  return AxPostgresEventStore.open({ connectionString: url, schema: freshSchema(), poolSize: 3, ...options });
 };
 
 let n = 0;

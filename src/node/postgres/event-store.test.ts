@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AxManualEventClock } from '../../events/clock.js';
 import { normalizeIngress } from '../../events/envelope.js';
 import { eventPath } from '../../events/path.js';
@@ -12,35 +12,14 @@ import { eventTarget } from '../../events/target-builder.js';
 import { runEventStoreConformance } from '../../testing/event-store-conformance.js';
 import { AxPostgresEventStore, type AxPostgresEventStoreOptions } from './event-store.js';
 import { AxPostgresEventWorker } from './event-store-worker.js';
+import { testDatabase } from './test-database.fixture.js';
 
-const url = process.env.AX_MCP_TEST_POSTGRES_URL;
-if (!url) {
-  console.warn(
-    '[postgres/event-store.test] SKIPPED: AX_MCP_TEST_POSTGRES_URL is not set, so the PostgreSQL event store ' +
-      'tests did not run. Set it to a database you can write to, e.g. postgres://postgres@127.0.0.1:5432/test',
-  );
-}
+const { url, admin, freshSchema, dropSchema } = testDatabase(
+  'postgres/event-store.test',
+  'the PostgreSQL event store tests',
+  4,
+);
 const describePg = describe.skipIf(!url);
-
-/** Every schema a test made; all are dropped at the end. */
-const schemas = new Set<string>();
-let adminPool: pg.Pool | null = null;
-const admin = () => (adminPool ??= new pg.Pool({ connectionString: url, max: 4 }));
-const freshSchema = () => {
-  const schema = `ax_test_${randomBytes(6).toString('hex')}`;
-  schemas.add(schema);
-  return schema;
-};
-const dropSchema = async (schema: string) => {
-  await admin().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  schemas.delete(schema);
-};
-
-afterAll(async () => {
-  if (!url) return;
-  for (const schema of [...schemas]) await dropSchema(schema);
-  await adminPool?.end();
-});
 
 const open = (options: Partial<AxPostgresEventStoreOptions> = {}) =>
   AxPostgresEventStore.open({ connectionString: url, schema: freshSchema(), poolSize: 4, ...options });
