@@ -90,6 +90,12 @@ function fieldsOf(target: AxEventTargetDefinition): Map<string, AxEventInputFiel
 
 /** Executes claims. One instance per runtime. */
 export class Executor {
+  /**
+   * Starts not written yet: an attempt whose replay is harmless does not mark itself
+   * `running` durably; what that mark would have written goes with its next transition.
+   */
+  readonly #unwrittenStarts = new WeakMap<AxEventDelivery, Omit<Tx, 'status'>>();
+
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** Run a claim to completion; `controllers` lets the runtime abort it (cancel, close). */
@@ -128,13 +134,17 @@ export class Executor {
   }
 
   #tx(d: AxEventDelivery) {
-    return (patch: Tx) =>
-      this.deps.store.transition({
+    return (patch: Tx) => {
+      const start = this.#unwrittenStarts.get(d);
+      if (start) this.#unwrittenStarts.delete(d);
+      return this.deps.store.transition({
+        ...start,
         ...patch,
         deliveryId: d.id,
         fencingToken: d.fencingToken,
         now: this.deps.clock.now(),
       });
+    };
   }
 
   /** A transition that ends this attempt: its status when the store took it, `null` when fenced out. */
@@ -145,9 +155,23 @@ export class Executor {
     return (await this.#tx(d)(patch)) ? patch.status : null;
   }
 
-  /** The attempt starts running; `false` when this worker was fenced out. */
-  #begin(d: AxEventDelivery, patch: Omit<Tx, 'status' | 'startedAt'> = {}): Promise<boolean> {
-    return this.#tx(d)({ ...patch, status: 'running', startedAt: this.deps.clock.now() });
+  /**
+   * The attempt starts; `false` when this worker was fenced out. The durable `running` mark
+   * is what tells a recovering worker that a target may have run, so that a target which is
+   * not idempotent ends `outcome_unknown` instead of running twice. Where a replay is
+   * harmless (`replaySafe`: an idempotent target, a route's own handler, a sink write) the
+   * mark buys nothing and costs a round trip and a row update per delivery: the run stays
+   * `claimed` until its attempt ends, and the start is written with that transition.
+   */
+  async #begin(
+    d: AxEventDelivery,
+    replaySafe: boolean,
+    patch: Omit<Tx, 'status' | 'startedAt'> = {},
+  ): Promise<boolean> {
+    const start = { ...patch, startedAt: this.deps.clock.now() };
+    if (!replaySafe) return this.#tx(d)({ ...start, status: 'running' });
+    this.#unwrittenStarts.set(d, start);
+    return true;
   }
 
   /** The worker is closing: the delivery goes back to the queue, this attempt not counted. */
@@ -217,7 +241,7 @@ export class Executor {
       abortSignal: lease.controller.signal,
     };
     if (!invokes) {
-      if (!(await this.#begin(d))) return null;
+      if (!(await this.#begin(d, true))) return null;
       const handler = d.action === 'observe' ? route.observe : route.invalidate;
       try {
         await handler?.(event.ingress, base);
@@ -306,7 +330,7 @@ export class Executor {
         throw error;
       }
     }
-    if (!(await this.#begin(d, { targetId: target.id, instanceKey }))) return null;
+    if (!(await this.#begin(d, idempotent, { targetId: target.id, instanceKey }))) return null;
     let registered = waits.length;
     const context: AxEventContext = {
       ...base,
@@ -461,7 +485,7 @@ export class Executor {
       );
       return this.#deadLetter(d, 'sink_failed', error);
     }
-    if (!(await this.#begin(d))) return null;
+    if (!(await this.#begin(d, true))) return null;
     try {
       await sink.write(cloneJson(run.output), {
         run,

@@ -406,3 +406,46 @@ describe('leases', () => {
     expect(run).toMatchObject({ status: 'succeeded', output: 'second', attempt: 2 });
   });
 });
+
+describe('the durable running mark', () => {
+  it('is written only where a replay would be wrong: once per attempt of a target that is not idempotent', async () => {
+    const gates = { safe: deferred(), unsafe: deferred() };
+    const seen: Record<string, string | undefined> = {};
+    const safe = eventTarget('safe')
+      .retrySafety('idempotent')
+      .invoke(() => gates.safe.promise)
+      .build();
+    const unsafe = eventTarget('unsafe')
+      .invoke(() => gates.unsafe.promise)
+      .build();
+    const { runtime, store, clock } = setup([
+      eventRoute('a').types('x').wake(safe).build(),
+      eventRoute('b').types('x').wake(unsafe).build(),
+    ]);
+    const transition = vi.spyOn(store, 'transition');
+    const receipt = await runtime.publish(ingress('x'));
+    const [safeId, unsafeId] = receipt.deliveryIds as [string, string];
+    const running = runtime.runDue();
+    await vi.waitFor(async () => {
+      seen.safe = (await store.getRun(safeId))?.status;
+      seen.unsafe = (await store.getRun(unsafeId))?.status;
+      expect(seen).toEqual({ safe: 'claimed', unsafe: 'running' });
+    });
+    const startedAt = clock.now();
+    clock.advance(50);
+    gates.safe.resolve();
+    gates.unsafe.resolve();
+    await running;
+    const statuses = (id: string) =>
+      transition.mock.calls.filter(([x]) => x.deliveryId === id).map(([x]) => x.status);
+    expect(statuses(safeId)).toEqual(['succeeded']);
+    expect(statuses(unsafeId)).toEqual(['running', 'succeeded']);
+    // The start the idempotent attempt did not write went with its end.
+    expect(await store.getRun(safeId)).toMatchObject({ status: 'succeeded', startedAt, targetId: 'safe' });
+    expect(await store.getRun(unsafeId)).toMatchObject({
+      status: 'succeeded',
+      startedAt,
+      targetId: 'unsafe',
+    });
+  });
+});

@@ -163,7 +163,10 @@ describe('SQLite event store across processes', () => {
       // cannot know the process is dead and waits for its leases to expire.
       const store = await AxSQLiteEventStore.open({ filename });
       const [safeId, unsafeId] = receipt.deliveryIds as [string, string];
-      expect((await store.getRun(safeId))?.status).toBe('running');
+      // Only the target that is not idempotent marked itself running (the mark that stops a
+      // replay); the idempotent one stayed claimed while it ran.
+      expect((await store.getRun(safeId))?.status).toBe('claimed');
+      expect((await store.getRun(unsafeId))?.status).toBe('running');
       const safe = vi.fn(async () => ({ redone: true }));
       const unsafe = vi.fn(async () => ({ replayed: true }));
       const restarted = eventRuntime({
