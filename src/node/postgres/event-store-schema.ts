@@ -12,12 +12,16 @@
  *   only look at heads, which a partial index lists.
  * - **The pending count.** Kept exact by triggers, spread over 16 counter rows (one chosen
  *   per database session) so that concurrent workers do not queue on one hot row.
+ *
+ * Version 2 cuts the writes of a delivery without ordering key (most of them): it takes its
+ * sequence number from a column default instead of a trigger, is left out of the ordering
+ * index, and an insert statement updates the pending count once, not once per row.
  */
 
 import type { Migration } from './connection.js';
 
 /** The schema version this library writes. */
-export const EVENT_STORE_SCHEMA_VERSION = 1;
+export const EVENT_STORE_SCHEMA_VERSION = 2;
 
 /** Statuses that are not terminal, as an SQL list. */
 export const PENDING_SQL = "('queued','failed','claimed','running')";
@@ -186,6 +190,42 @@ export function eventStoreMigrations(lockSpace: number): Migration[] {
              created_at double precision NOT NULL)`,
           `CREATE INDEX ax_event_dead_letters_run ON ${s}.ax_event_dead_letters (run_id)`,
           `CREATE INDEX ax_event_dead_letters_created ON ${s}.ax_event_dead_letters (created_at, n)`,
+        ];
+      },
+    },
+    {
+      version: 2,
+      statements: (s) => {
+        const d = `${s}.ax_event_deliveries`;
+        return [
+          // Every update that is not HOT writes an entry into each index whose condition the
+          // new row meets: the ordering index now holds ordered deliveries only.
+          `DROP INDEX ${s}.ax_event_deliveries_order`,
+          `CREATE INDEX ax_event_deliveries_order ON ${d} (ordering_key, seq)
+             WHERE ordering_key IS NOT NULL AND status IN ${PENDING_SQL}`,
+          // A delivery without ordering key needs no lock and is its own head: its number
+          // comes from the default; the trigger (which numbers again under the lock) runs
+          // for ordered ones only.
+          `ALTER TABLE ${d} ALTER COLUMN seq SET DEFAULT nextval('${s}.ax_event_delivery_seq')`,
+          `DROP TRIGGER ax_event_place ON ${d}`,
+          `CREATE TRIGGER ax_event_place BEFORE INSERT ON ${d} FOR EACH ROW
+             WHEN (NEW.ordering_key IS NOT NULL) EXECUTE FUNCTION ${s}.ax_event_place()`,
+          // One counter update per insert statement (a batch of a thousand rows included).
+          `DROP TRIGGER ax_event_pending_insert ON ${d}`,
+          `CREATE FUNCTION ${s}.ax_event_pending_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+           DECLARE n bigint;
+           BEGIN
+             SELECT count(*) INTO n FROM inserted WHERE status IN ${PENDING_SQL};
+             IF n > 0 THEN
+               UPDATE ${s}.ax_event_counters SET pending = pending + n
+                 WHERE slot = pg_backend_pid() % ${COUNTER_SLOTS};
+             END IF;
+             RETURN NULL;
+           END
+           $fn$`,
+          `CREATE TRIGGER ax_event_pending_insert AFTER INSERT ON ${d}
+             REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT
+             EXECUTE FUNCTION ${s}.ax_event_pending_inserted()`,
         ];
       },
     },

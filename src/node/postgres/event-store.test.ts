@@ -10,7 +10,9 @@ import { eventRuntime } from '../../events/runtime.js';
 import type { AxEventDeliveryDraft, AxEventStore } from '../../events/store.js';
 import { eventTarget } from '../../events/target-builder.js';
 import { runEventStoreConformance } from '../../testing/event-store-conformance.js';
+import { hash32, PostgresConnection } from './connection.js';
 import { AxPostgresEventStore, type AxPostgresEventStoreOptions } from './event-store.js';
+import { EVENT_STORE_SCHEMA_VERSION, eventStoreMigrations } from './event-store-schema.js';
 import { AxPostgresEventWorker } from './event-store-worker.js';
 import { testDatabase } from './test-database.fixture.js';
 
@@ -116,12 +118,49 @@ describePg('AxPostgresEventStore', () => {
       ),
     );
     const versions = await admin().query(`SELECT component, version FROM "${schema}".ax_schema_versions`);
-    expect(versions.rows).toEqual([{ component: 'events', version: 1 }]);
+    expect(versions.rows).toEqual([{ component: 'events', version: EVENT_STORE_SCHEMA_VERSION }]);
     await stores[0]?.migrate();
     expect(await stores[1]?.countPending()).toBe(0);
     await Promise.all(stores.map((s) => s.close()));
     await admin().query(`UPDATE "${schema}".ax_schema_versions SET version = 99 WHERE component = 'events'`);
     await expect(AxPostgresEventStore.open({ connectionString: url, schema })).rejects.toThrow(/version 99/);
+  });
+
+  it('upgrades a version 1 schema holding pending work: count, order and claims carry over', async () => {
+    const schema = freshSchema();
+    const errors = { config: (m: string) => new Error(m), wrap: (e: unknown) => e } as never;
+    const v1 = new PostgresConnection({ connectionString: url, schema, poolSize: 1 }, errors);
+    const migrations = eventStoreMigrations(hash32(`ax-mcp events ${schema}`));
+    await v1.migrate('events', migrations.slice(0, 1));
+    await v1.close();
+    // Four deliveries written under version 1's triggers (sequence, heads, pending count).
+    const before = ['k', 'k', null, null].map((key) => ({ ...draft({ orderingKey: key }) }));
+    for (const d of before) {
+      await admin().query(
+        `INSERT INTO "${schema}".ax_event_deliveries (id, run_id, kind, route_id, action, target_id,
+           instance_key, ordering_key, due_at, status, created_at)
+         VALUES ($1, $2, 'event', 'route', 'wake', 'target', 'i', $3, 0, 'queued', 0)`,
+        [d.id, d.runId, d.orderingKey],
+      );
+    }
+    const older = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const index = await admin().query(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'ax_event_deliveries_order' AND schemaname = $1`,
+      [schema],
+    );
+    expect(index.rows[0]?.indexdef).toMatch(/ordering_key IS NOT NULL/);
+    const after = await publish(older, [draft({ orderingKey: 'k' }), draft()]);
+    expect(await older.countPending()).toBe(6);
+    expect(await realPending(schema)).toBe(6);
+    const claimed = await older.claim({ workerId: 'w', now: 1, leaseMs: 60_000, limit: 10 });
+    // Of key k only its first delivery is claimable; the unordered ones all are.
+    const ids = before.map((d) => d.id);
+    expect(claimed.map((c) => c.delivery.id).sort()).toEqual([ids[0], ids[2], ids[3], after[1]].sort());
+    const seqs = await admin().query(
+      `SELECT id FROM "${schema}".ax_event_deliveries WHERE ordering_key = 'k' ORDER BY seq`,
+    );
+    expect(seqs.rows.map((r) => r.id)).toEqual([ids[0], ids[1], after[0]]);
+    await older.close();
   });
 
   it('closes what it opened: its own pool, and only its LISTEN connection of a pool you pass', async () => {
