@@ -163,6 +163,45 @@ describePg('AxPostgresEventStore', () => {
     await older.close();
   });
 
+  it('lets overlapping claims of one worker share a statement, and deals its rows out without overlap', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 6 });
+    const claims: number[] = [];
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    (pool as unknown as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {
+      const text = (config as { text?: string }).text ?? String(config);
+      if (text.includes('SKIP LOCKED')) claims.push((config as { values: number[] }).values[1] as number);
+      return query(config, ...rest);
+    };
+    const store = await AxPostgresEventStore.open({ pool, schema: freshSchema() });
+    const ids = await publish(
+      store,
+      Array.from({ length: 10 }, () => draft()),
+    );
+    const asks = [1, 1, 2, 3, 1].map((limit) =>
+      store.claim({ workerId: 'w', now: 1, leaseMs: 60_000, limit }),
+    );
+    // Another worker's claim never joins this worker's statement: its rows carry its name.
+    const other = store.claim({ workerId: 'other', now: 1, leaseMs: 60_000, limit: 1 });
+    const got = await Promise.all(asks);
+    expect(got.map((c) => c.length)).toEqual([1, 1, 2, 3, 1]);
+    // The first went alone; the four behind it went as one statement asking for their sum.
+    expect(claims.sort()).toEqual([1, 1, 7]);
+    const mine = got.flat().map((c) => c.delivery.id);
+    const theirs = (await other).map((c) => c.delivery.id);
+    expect(new Set([...mine, ...theirs]).size).toBe(9);
+    expect([...mine, ...theirs].every((id) => ids.includes(id))).toBe(true);
+    const owners = await admin().query(
+      `SELECT lease_owner, count(*)::integer AS n FROM "${store.schema}".ax_event_deliveries
+       WHERE status = 'claimed' GROUP BY lease_owner ORDER BY lease_owner`,
+    );
+    expect(owners.rows).toEqual([
+      { lease_owner: 'other', n: 1 },
+      { lease_owner: 'w', n: 8 },
+    ]);
+    await store.close();
+    await pool.end();
+  });
+
   it('closes what it opened: its own pool, and only its LISTEN connection of a pool you pass', async () => {
     const application = `ax_close_${randomBytes(4).toString('hex')}`;
     const connections = async () =>

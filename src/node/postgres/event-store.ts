@@ -34,6 +34,7 @@ import {
 } from './connection.js';
 import { type AppendingStore, appendEvent } from './event-store-append.js';
 import { appendEvents } from './event-store-append-many.js';
+import { type ClaimRequest, SharedClaims } from './event-store-claims.js';
 import {
   type AxPostgresEventStoreOptions,
   checkStoreOptions,
@@ -81,6 +82,7 @@ export class AxPostgresEventStore implements AxEventStore {
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #migrations: Migration[];
   readonly #tables: EventTables;
+  readonly #claims = new SharedClaims((request) => this.#claimNow(request));
   readonly #signal: WorkSignal;
   /** What the append and lease-holder writes (their own modules) need of this store. */
   readonly #context: AppendingStore;
@@ -180,20 +182,23 @@ export class AxPostgresEventStore implements AxEventStore {
     return appendEvents(this.#context, input);
   }
 
-  async claim(input: {
-    workerId: string;
-    now: number;
-    leaseMs: number;
-    limit: number;
-  }): Promise<AxEventClaim[]> {
+  /**
+   * Lease up to `limit` due deliveries. Claims of this store that overlap (the lanes of a
+   * worker) share one statement: see `event-store-claims.ts`.
+   */
+  async claim(input: ClaimRequest): Promise<AxEventClaim[]> {
     const limit = Math.max(0, Math.floor(input.limit));
     if (limit === 0) {
       await this.#ready();
       return [];
     }
+    return this.#claims.claim({ ...input, limit });
+  }
+
+  async #claimNow(input: ClaimRequest): Promise<AxEventClaim[]> {
     const result = await this.#tables.query(CLAIM, [
       input.now,
-      limit,
+      input.limit,
       t(input.workerId),
       input.now + input.leaseMs,
     ]);
