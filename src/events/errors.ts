@@ -59,12 +59,16 @@ export class AxEventError extends AxError {
  * Never retried: a delivery that meets it is dead-lettered before its target is invoked.
  */
 export class AxEventInputError extends AxEventError {
+  /** In a refused `publishMany` batch: the position of the event refused (0-based). */
+  index?: number;
+
   constructor(
     code: 'invalid_event' | 'event_too_large' | 'invalid_input' | 'unsafe_path',
     message: string,
-    context: AxEventErrorContext = {},
+    context: AxEventErrorContext & { index?: number } = {},
   ) {
     super(code, message, context);
+    if (context.index !== undefined) this.index = context.index;
   }
 }
 

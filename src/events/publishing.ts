@@ -63,9 +63,19 @@ export class Publishing {
       throw new AxEventInputError('invalid_event', 'publishMany() takes an array of events to publish');
     }
     // All checked first, so a bad event refuses the batch before anything is written.
-    const checked = ingresses.map((ingress) =>
-      normalizeIngress(ingress, { maxEventBytes: this.#parts.maxEventBytes }),
-    );
+    const checked = ingresses.map((ingress, index) => {
+      try {
+        return normalizeIngress(ingress, { maxEventBytes: this.#parts.maxEventBytes });
+      } catch (error) {
+        // Which of a thousand events it was, in the message and as `index`.
+        if (!(error instanceof AxEventInputError)) throw error;
+        const code = error.code as ConstructorParameters<typeof AxEventInputError>[0];
+        throw new AxEventInputError(code, `publishMany() event ${index}: ${error.message}`, {
+          cause: error,
+          index,
+        });
+      }
+    });
     if (checked.length === 0) return [];
     const started = clock.now();
     const items: AxEventAppendItem[] = [];

@@ -6,6 +6,7 @@ import { AxMemoryEventStore } from './memory-store.js';
 import { eventPath } from './path.js';
 import { eventRoute } from './route-builder.js';
 import { eventRuntime } from './runtime.js';
+import type { AxEventSource } from './source.js';
 import type { AxEventStore } from './store.js';
 import { eventTarget } from './target-builder.js';
 
@@ -82,10 +83,33 @@ describe('publishMany', () => {
     const malformed = { event: { id: '', source: 'app://jobs', type: 'job' } } as AxEventIngress;
     await expect(runtime.publishMany([good, bad])).rejects.toMatchObject({ code: 'event_too_large' });
     await expect(runtime.publishMany([good, malformed])).rejects.toBeInstanceOf(AxEventInputError);
+    // The refusal names the event: its position, in the message and as `index`.
+    await expect(runtime.publishMany([good, good, bad])).rejects.toMatchObject({
+      index: 2,
+      message: expect.stringMatching(/^publishMany\(\) event 2: /),
+    });
     await expect(runtime.publishMany('nope' as never)).rejects.toBeInstanceOf(AxEventInputError);
     expect(await store.countPending()).toBe(0);
     const [receipt] = await runtime.publishMany([good]);
     expect(receipt?.duplicate).toBe(false);
+  });
+
+  it('is offered to sources: a source publishes a burst as one store write', async () => {
+    const store = new AxMemoryEventStore();
+    const appendMany = vi.spyOn(store, 'appendMany');
+    const source: AxEventSource = {
+      id: 'burst',
+      start: async (publisher) => {
+        await publisher.publishMany([job('a'), job('b'), job('a')]);
+      },
+      close: async () => {},
+    };
+    const { runtime, seen } = setup(store, { sources: [source] });
+    await runtime.start();
+    expect(appendMany).toHaveBeenCalledTimes(1);
+    await runtime.runDue();
+    expect(seen).toHaveLength(3);
+    await runtime.close();
   });
 
   it('takes an empty batch without touching the store', async () => {

@@ -229,6 +229,7 @@ export class AxEventRuntime {
   async #startSource(source: AxEventSource): Promise<void> {
     const publisher: AxEventPublisher = {
       publish: (ingress, options) => this.publish(ingress, options),
+      publishMany: (ingresses, options) => this.publishMany(ingresses, options),
       reportError: (error) => this.#report(error, { phase: 'source', sourceId: source.id }),
       clock: this.clock,
     };

@@ -42,6 +42,11 @@ export interface AxEventPublishOptions {
 /** What a started source publishes through. */
 export interface AxEventPublisher {
   publish(ingress: AxEventIngress, options?: AxEventPublishOptions): Promise<AxEventReceipt>;
+  /**
+   * Publish a batch as one write where the store can (see `AxEventRuntime.publishMany`): a
+   * source that receives events in bursts (a webhook batch, a resync) should use it.
+   */
+  publishMany(ingresses: readonly AxEventIngress[], options?: AxEventPublishOptions): Promise<AxEventReceipt[]>;
   /** Report a failure that happened inside the source. */
   reportError(error: unknown): void;
   /** The runtime's clock. */
