@@ -9,7 +9,7 @@ import type { AxEventContinuation, AxEventTransition } from '../../events/store.
 import { isTerminalRunStatus } from '../../events/store.js';
 import { sqlState, toPgText as t, toPgTextOrNull as tn } from './connection.js';
 import { json, parse, toDelivery } from './event-store-rows.js';
-import { UPDATE_LEASED } from './event-store-sql.js';
+import { UPDATE_LEASED, UPDATE_LEASED_MANY } from './event-store-sql.js';
 import type { EventTables } from './event-store-tables.js';
 
 /** What a leased write needs of its store. */
@@ -42,15 +42,44 @@ function transitionValues(x: AxEventTransition): unknown[] {
   ];
 }
 
-/** A compare-and-set transition of a leased delivery, with what it brings (sinks, a dead letter, a resume). */
-export async function transitionLeased(store: LeasingStore, x: AxEventTransition): Promise<boolean> {
-  const simple =
+/** A transition that changes the delivery's row and nothing else: one statement. */
+export function isSimpleTransition(x: AxEventTransition): boolean {
+  return (
     !x.sinks?.length &&
     !x.consumeContinuationId &&
     !x.deadLetter &&
     x.status !== 'dead_lettered' &&
-    x.status !== 'cancelled';
-  if (simple) {
+    x.status !== 'cancelled'
+  );
+}
+
+/**
+ * Simple transitions of deliveries without ordering key, as one statement: whether each
+ * was taken. A delivery listed twice goes in a statement of its own.
+ */
+export async function transitionTogether(
+  store: LeasingStore,
+  batch: readonly AxEventTransition[],
+): Promise<boolean[]> {
+  const ids = new Set(batch.map((x) => x.deliveryId));
+  if (ids.size < batch.length) {
+    const results: boolean[] = [];
+    for (const x of batch) results.push(...(await transitionTogether(store, [x])));
+    return results;
+  }
+  const rows = batch.map(transitionValues);
+  const columns = (rows[0] ?? []).map((_, i) => rows.map((r) => r[i]));
+  const result = await store.tables.query(UPDATE_LEASED_MANY, columns);
+  const taken = new Set(result.rows.map((r) => r.id as string));
+  const oks = batch.map((x) => taken.has(t(x.deliveryId)));
+  const requeued = batch.filter((x, i) => oks[i] && (x.status === 'queued' || x.status === 'failed'));
+  if (requeued.length > 0) store.wake(requeued.length);
+  return oks;
+}
+
+/** A compare-and-set transition of a leased delivery, with what it brings (sinks, a dead letter, a resume). */
+export async function transitionLeased(store: LeasingStore, x: AxEventTransition): Promise<boolean> {
+  if (isSimpleTransition(x)) {
     // One compare-and-set statement: the fencing token and lease state are its condition.
     const result = await store.tables.query(UPDATE_LEASED, transitionValues(x));
     const ok = result.rowCount === 1;

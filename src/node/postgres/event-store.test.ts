@@ -7,7 +7,7 @@ import { eventPath } from '../../events/path.js';
 import type { AxEventRouteDefinition } from '../../events/route.js';
 import { eventRoute } from '../../events/route-builder.js';
 import { eventRuntime } from '../../events/runtime.js';
-import type { AxEventDeliveryDraft, AxEventStore } from '../../events/store.js';
+import type { AxEventClaim, AxEventDeliveryDraft, AxEventStore } from '../../events/store.js';
 import { eventTarget } from '../../events/target-builder.js';
 import { runEventStoreConformance } from '../../testing/event-store-conformance.js';
 import { hash32, PostgresConnection } from './connection.js';
@@ -198,6 +198,50 @@ describePg('AxPostgresEventStore', () => {
       { lease_owner: 'other', n: 1 },
       { lease_owner: 'w', n: 8 },
     ]);
+    await store.close();
+    await pool.end();
+  });
+
+  it('lets overlapping transitions share a statement, each one still fenced on its own token', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 6 });
+    const updates: number[] = [];
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    (pool as unknown as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {
+      const text = (config as { text?: string }).text ?? '';
+      const values = (config as { values?: unknown[] }).values ?? [];
+      if (text.includes('lease_owner = CASE')) updates.push(Array.isArray(values[0]) ? values[0].length : 1);
+      return query(config, ...rest);
+    };
+    const store = await AxPostgresEventStore.open({ pool, schema: freshSchema() });
+    await publish(store, [...Array.from({ length: 5 }, () => draft()), draft({ orderingKey: 'k' })]);
+    const claims = await store.claim({ workerId: 'w', now: 1, leaseMs: 60_000, limit: 10 });
+    expect(claims).toHaveLength(6);
+    const done = (c: AxEventClaim, fencingToken = c.delivery.fencingToken) =>
+      store.transition({
+        deliveryId: c.delivery.id,
+        fencingToken,
+        now: 2,
+        status: 'succeeded',
+        output: { ok: 1 },
+      });
+    const ordered = claims.find((c) => c.delivery.orderingKey === 'k') as AxEventClaim;
+    const unordered = claims.filter((c) => c !== ordered);
+    const [stale, ...fresh] = unordered as [AxEventClaim, ...AxEventClaim[]];
+    const results = await Promise.all([
+      ...fresh.map((c) => done(c)),
+      done(stale, stale.delivery.fencingToken - 1),
+      done(ordered),
+    ]);
+    expect(results).toEqual([true, true, true, true, false, true]);
+    // The first went alone; the four unordered ones behind it (the stale one among them) went
+    // as one statement; the ordered one always goes alone (its key's lock is taken in a trigger).
+    expect(updates.sort()).toEqual([1, 1, 4]);
+    for (const c of [...fresh, ordered]) {
+      expect(await store.getRun(c.delivery.runId)).toMatchObject({ status: 'succeeded', output: { ok: 1 } });
+    }
+    expect((await store.getRun(stale.delivery.runId))?.status).toBe('claimed');
+    expect(await store.countPending()).toBe(1);
+    expect(await realPending(store.schema)).toBe(1);
     await store.close();
     await pool.end();
   });

@@ -34,7 +34,6 @@ import {
 } from './connection.js';
 import { type AppendingStore, appendEvent } from './event-store-append.js';
 import { appendEvents } from './event-store-append-many.js';
-import { type ClaimRequest, SharedClaims } from './event-store-claims.js';
 import {
   type AxPostgresEventStoreOptions,
   checkStoreOptions,
@@ -53,7 +52,13 @@ import { eventStoreMigrations, PENDING_SQL as PENDING } from './event-store-sche
 import { WorkSignal } from './event-store-signal.js';
 import { CLAIM } from './event-store-sql.js';
 import { EventTables } from './event-store-tables.js';
-import { putContinuations, transitionLeased } from './event-store-transition.js';
+import {
+  isSimpleTransition,
+  putContinuations,
+  transitionLeased,
+  transitionTogether,
+} from './event-store-transition.js';
+import { type ClaimRequest, SharedStatements, sharedClaims } from './shared-statements.js';
 
 export { type AxPostgresEventStoreOptions, POSTGRES_EVENT_STORE_OPTIONS } from './event-store-options.js';
 
@@ -82,7 +87,17 @@ export class AxPostgresEventStore implements AxEventStore {
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #migrations: Migration[];
   readonly #tables: EventTables;
-  readonly #claims = new SharedClaims((request) => this.#claimNow(request));
+  readonly #claims = sharedClaims((request) => this.#claimNow(request));
+  /**
+   * Deliveries this store claimed that have no ordering key: their simple transitions share
+   * statements (`transitionTogether`). Emptied as their leases are given up; a lease that
+   * expires while held here leaves an entry, so the set is cleared past a bound.
+   */
+  readonly #unordered = new Set<string>();
+  readonly #transitions = new SharedStatements<AxEventTransition, boolean>({
+    key: () => '',
+    run: (batch) => transitionTogether(this.#context, batch),
+  });
   readonly #signal: WorkSignal;
   /** What the append and lease-holder writes (their own modules) need of this store. */
   readonly #context: AppendingStore;
@@ -184,7 +199,7 @@ export class AxPostgresEventStore implements AxEventStore {
 
   /**
    * Lease up to `limit` due deliveries. Claims of this store that overlap (the lanes of a
-   * worker) share one statement: see `event-store-claims.ts`.
+   * worker) share one statement: see `shared-statements.ts`.
    */
   async claim(input: ClaimRequest): Promise<AxEventClaim[]> {
     const limit = Math.max(0, Math.floor(input.limit));
@@ -192,7 +207,7 @@ export class AxPostgresEventStore implements AxEventStore {
       await this.#ready();
       return [];
     }
-    return this.#claims.claim({ ...input, limit });
+    return this.#claims.send({ ...input, limit });
   }
 
   async #claimNow(input: ClaimRequest): Promise<AxEventClaim[]> {
@@ -202,10 +217,13 @@ export class AxPostgresEventStore implements AxEventStore {
       t(input.workerId),
       input.now + input.leaseMs,
     ]);
+    if (this.#unordered.size > 100_000) this.#unordered.clear();
     return result.rows.map((row) => {
       const previousStatus = row.previous_status as AxEventRunStatus;
+      const delivery = toDelivery(row);
+      if (delivery.orderingKey === null) this.#unordered.add(delivery.id);
       return {
-        delivery: toDelivery(row),
+        delivery,
         event: row.kind === 'event' ? toJoinedEvent(row) : null,
         recovered: previousStatus === 'claimed' || previousStatus === 'running',
         previousStatus,
@@ -228,6 +246,9 @@ export class AxPostgresEventStore implements AxEventStore {
   }
 
   transition(x: AxEventTransition): Promise<boolean> {
+    const unordered = this.#unordered.has(x.deliveryId);
+    if (x.status !== 'running') this.#unordered.delete(x.deliveryId);
+    if (unordered && isSimpleTransition(x)) return this.#transitions.send(x);
     return transitionLeased(this.#context, x);
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AxEventClaim } from '../../events/store.js';
-import { type ClaimRequest, SharedClaims } from './event-store-claims.js';
+import { type ClaimRequest, sharedClaims } from './shared-statements.js';
 
 /** A claim statement under test control: each call waits until released. */
 function statements() {
@@ -15,7 +15,7 @@ function statements() {
             : resolve(Array.from({ length: rows }, (_, i) => ({ n: i }) as unknown as AxEventClaim)),
       });
     });
-  return { calls, shared: new SharedClaims(claim) };
+  return { calls, shared: sharedClaims(claim) };
 }
 
 const ask = (limit: number, now = 1, workerId = 'w'): ClaimRequest => ({
@@ -26,12 +26,12 @@ const ask = (limit: number, now = 1, workerId = 'w'): ClaimRequest => ({
 });
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
-describe('SharedClaims', () => {
+describe('shared claims', () => {
   it('sends a lone claim at once, and the claims behind it as one statement for their sum', async () => {
     const { calls, shared } = statements();
-    const first = shared.claim(ask(1));
+    const first = shared.send(ask(1));
     expect(calls.map((c) => c.request.limit)).toEqual([1]);
-    const behind = [shared.claim(ask(2, 5)), shared.claim(ask(1, 3))];
+    const behind = [shared.send(ask(2, 5)), shared.send(ask(1, 3))];
     calls[0]?.release(1);
     expect(await first).toHaveLength(1);
     await tick();
@@ -40,16 +40,16 @@ describe('SharedClaims', () => {
     calls[1]?.release(2);
     expect((await Promise.all(behind)).map((rows) => rows.length)).toEqual([2, 0]);
     // The group is done: the next claim goes at once again.
-    void shared.claim(ask(1));
+    void shared.send(ask(1));
     expect(calls).toHaveLength(3);
   });
 
   it('keeps workers apart, and fails every claim of a failed statement but not the next', async () => {
     const { calls, shared } = statements();
-    const a = shared.claim(ask(1));
-    const b = shared.claim(ask(1, 1, 'other'));
+    const a = shared.send(ask(1));
+    const b = shared.send(ask(1, 1, 'other'));
     expect(calls.map((c) => c.request.workerId)).toEqual(['w', 'other']);
-    const behind = [shared.claim(ask(1)), shared.claim(ask(1))];
+    const behind = [shared.send(ask(1)), shared.send(ask(1))];
     calls[0]?.release(new Error('connection lost'));
     await expect(a).rejects.toThrow('connection lost');
     await tick();
@@ -57,7 +57,7 @@ describe('SharedClaims', () => {
     for (const p of behind) await expect(p).rejects.toThrow('still down');
     calls[1]?.release(1);
     expect(await b).toHaveLength(1);
-    const after = shared.claim(ask(1));
+    const after = shared.send(ask(1));
     calls[3]?.release(1);
     expect(await after).toHaveLength(1);
   });
