@@ -13,9 +13,11 @@
  * - **The pending count.** Kept exact by triggers, spread over 16 counter rows (one chosen
  *   per database session) so that concurrent workers do not queue on one hot row.
  *
- * Version 2 cuts the writes of a delivery without ordering key (most of them): it takes its
- * sequence number from a column default instead of a trigger, is left out of the ordering
- * index, and an insert statement updates the pending count once, not once per row.
+ * Version 2 cuts the writes of a delivery without ordering key: it takes its sequence
+ * number from a column default instead of a trigger and is left out of the ordering index;
+ * an insert statement updates the pending count once, not once per row; and the ordering
+ * triggers fire before the counting ones, so every statement takes an ordering key's lock
+ * before a counter row.
  */
 
 import type { Migration } from './connection.js';
@@ -210,6 +212,13 @@ export function eventStoreMigrations(lockSpace: number): Migration[] {
           `DROP TRIGGER ax_event_place ON ${d}`,
           `CREATE TRIGGER ax_event_place BEFORE INSERT ON ${d} FOR EACH ROW
              WHEN (NEW.ordering_key IS NOT NULL) EXECUTE FUNCTION ${s}.ax_event_place()`,
+          // Locks in one order everywhere: an ordering key's advisory lock before a counter
+          // row. Appends take them so (BEFORE triggers lock keys, the count comes after); a
+          // delivery leaving or re-entering the pending states took the counter first (its
+          // triggers fire in name order, and "pending" sorted before "promote"), so an append
+          // and a transition sharing a counter row could deadlock. Renamed to fire first.
+          `ALTER TRIGGER ax_event_promote ON ${d} RENAME TO ax_event_order_promote`,
+          `ALTER TRIGGER ax_event_reorder ON ${d} RENAME TO ax_event_order_reorder`,
           // One counter update per insert statement (a batch of a thousand rows included).
           `DROP TRIGGER ax_event_pending_insert ON ${d}`,
           `CREATE FUNCTION ${s}.ax_event_pending_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$

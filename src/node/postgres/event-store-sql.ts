@@ -24,27 +24,36 @@ export const UPDATE_LEASED = `UPDATE {deliveries} SET status = $3,
 
 /**
  * {@link UPDATE_LEASED} for many deliveries at once, from column arrays in the order of its
- * parameters; returns the ids it changed. For deliveries without ordering key only: an
- * ordered one's leaving takes its key's advisory lock in a trigger, and rows of one statement
- * would take those in no set order.
+ * parameters; returns the ids it changed. An ordered delivery's leaving takes its key's
+ * advisory lock in a trigger, and the rows of one statement would take those in no set
+ * order: the statement takes them first, in hash order like appends, so it cannot deadlock
+ * with an append (the triggers then find them held).
  */
-export const UPDATE_LEASED_MANY = `UPDATE {deliveries} d SET status = x.status,
-    target_id = COALESCE(x.target_id, d.target_id),
-    instance_key = COALESCE(x.instance_key, d.instance_key),
-    started_at = COALESCE(x.started_at, d.started_at),
-    output = CASE WHEN x.set_output THEN x.output ELSE d.output END,
-    error = CASE WHEN x.set_error THEN x.error ELSE d.error END,
-    attempt = COALESCE(x.attempt, d.attempt),
-    due_at = CASE WHEN x.requeue THEN x.due_at ELSE d.due_at END,
-    lease_owner = CASE WHEN x.release THEN NULL ELSE d.lease_owner END,
-    lease_until = CASE WHEN x.release THEN NULL ELSE d.lease_until END,
-    finished_at = x.finished_at
-  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::boolean[],
-    $8::text[], $9::boolean[], $10::text[], $11::integer[], $12::boolean[], $13::float8[], $14::boolean[],
-    $15::float8[]) AS x(id, fencing, status, target_id, instance_key, started_at, set_output, output,
-      set_error, error, attempt, requeue, due_at, release, finished_at)
-  WHERE d.id = x.id AND d.fencing = x.fencing AND d.status IN ('claimed','running')
-  RETURNING d.id`;
+export function updateLeasedMany(lockSpace: number): string {
+  return `WITH x AS MATERIALIZED (
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::float8[],
+        $7::boolean[], $8::text[], $9::boolean[], $10::text[], $11::integer[], $12::boolean[], $13::float8[],
+        $14::boolean[], $15::float8[]) AS x(id, fencing, status, target_id, instance_key, started_at,
+          set_output, output, set_error, error, attempt, requeue, due_at, release, finished_at)),
+    locked AS MATERIALIZED (
+      SELECT count(pg_advisory_xact_lock(${lockSpace}, k.h)) AS n
+      FROM (SELECT DISTINCT hashtext(d.ordering_key) AS h FROM {deliveries} d JOIN x ON d.id = x.id
+            WHERE d.ordering_key IS NOT NULL ORDER BY 1) k)
+    UPDATE {deliveries} d SET status = x.status,
+      target_id = COALESCE(x.target_id, d.target_id),
+      instance_key = COALESCE(x.instance_key, d.instance_key),
+      started_at = COALESCE(x.started_at, d.started_at),
+      output = CASE WHEN x.set_output THEN x.output ELSE d.output END,
+      error = CASE WHEN x.set_error THEN x.error ELSE d.error END,
+      attempt = COALESCE(x.attempt, d.attempt),
+      due_at = CASE WHEN x.requeue THEN x.due_at ELSE d.due_at END,
+      lease_owner = CASE WHEN x.release THEN NULL ELSE d.lease_owner END,
+      lease_until = CASE WHEN x.release THEN NULL ELSE d.lease_until END,
+      finished_at = x.finished_at
+    FROM x, locked
+    WHERE d.id = x.id AND d.fencing = x.fencing AND d.status IN ('claimed','running') AND locked.n >= 0
+    RETURNING d.id`;
+}
 
 /**
  * The deliveries of one event, from column arrays starting at parameter `$first` (event key

@@ -9,12 +9,14 @@ import type { AxEventContinuation, AxEventTransition } from '../../events/store.
 import { isTerminalRunStatus } from '../../events/store.js';
 import { sqlState, toPgText as t, toPgTextOrNull as tn } from './connection.js';
 import { json, parse, toDelivery } from './event-store-rows.js';
-import { UPDATE_LEASED, UPDATE_LEASED_MANY } from './event-store-sql.js';
+import { UPDATE_LEASED, updateLeasedMany } from './event-store-sql.js';
 import type { EventTables } from './event-store-tables.js';
 
 /** What a leased write needs of its store. */
 export interface LeasingStore {
   tables: EventTables;
+  /** The first key of the store's ordering advisory locks. */
+  lockSpace: number;
   /** Wakes idle workers: there is claimable work. */
   /** Wakes idle workers: `count` deliveries became claimable. */
   wake(count?: number): void;
@@ -54,22 +56,23 @@ export function isSimpleTransition(x: AxEventTransition): boolean {
 }
 
 /**
- * Simple transitions of deliveries without ordering key, as one statement: whether each
- * was taken. A delivery listed twice goes in a statement of its own.
+ * Simple transitions as one statement (one alone as {@link UPDATE_LEASED}): whether each was
+ * taken. A delivery listed twice goes in a statement of its own.
  */
 export async function transitionTogether(
   store: LeasingStore,
   batch: readonly AxEventTransition[],
 ): Promise<boolean[]> {
+  if (batch.length === 1) return [await transitionLeased(store, batch[0] as AxEventTransition)];
   const ids = new Set(batch.map((x) => x.deliveryId));
   if (ids.size < batch.length) {
     const results: boolean[] = [];
-    for (const x of batch) results.push(...(await transitionTogether(store, [x])));
+    for (const x of batch) results.push(await transitionLeased(store, x));
     return results;
   }
   const rows = batch.map(transitionValues);
   const columns = (rows[0] ?? []).map((_, i) => rows.map((r) => r[i]));
-  const result = await store.tables.query(UPDATE_LEASED_MANY, columns);
+  const result = await store.tables.query(updateLeasedMany(store.lockSpace), columns);
   const taken = new Set(result.rows.map((r) => r.id as string));
   const oks = batch.map((x) => taken.has(t(x.deliveryId)));
   const requeued = batch.filter((x, i) => oks[i] && (x.status === 'queued' || x.status === 'failed'));

@@ -233,9 +233,9 @@ describePg('AxPostgresEventStore', () => {
       done(ordered),
     ]);
     expect(results).toEqual([true, true, true, true, false, true]);
-    // The first went alone; the four unordered ones behind it (the stale one among them) went
-    // as one statement; the ordered one always goes alone (its key's lock is taken in a trigger).
-    expect(updates.sort()).toEqual([1, 1, 4]);
+    // The first went alone; the five behind it (the stale one and the ordered one among them)
+    // went as one statement.
+    expect(updates.sort()).toEqual([1, 5]);
     for (const c of [...fresh, ordered]) {
       expect(await store.getRun(c.delivery.runId)).toMatchObject({ status: 'succeeded', output: { ok: 1 } });
     }
@@ -481,6 +481,83 @@ describePg('AxPostgresEventStore', () => {
     );
     await first.close();
     await second.close();
+  });
+
+  it('never deadlocks shared transitions of ordered deliveries with appends that lock several keys', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 4 }),
+      ),
+    );
+    const appends = 80;
+    let finished = false;
+    // A deadlock would not surface as an error (the store runs the statement again): count them.
+    const deadlocks = async () =>
+      Number(
+        (await admin().query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()'))
+          .rows[0].deadlocks,
+      );
+    const deadlocksBefore = await deadlocks();
+    // Each append writes deliveries of four keys (it locks them in hash order).
+    const appended = Promise.all(
+      stores.map(async (store, s) => {
+        for (let i = 0; i < appends; i++) {
+          const keys = [0, 1, 2, 3].map((j) => `k${(i * 3 + j * 5 + s) % 8}`);
+          await publish(
+            store,
+            [...new Set(keys)].map((key) => draft({ orderingKey: key })),
+          );
+        }
+      }),
+    ).then((r) => {
+      finished = true;
+      return r;
+    });
+    const ran = new Map<string, string[]>();
+    const errors: unknown[] = [];
+    await Promise.all(
+      stores.map(async (store, w) => {
+        for (;;) {
+          const claims = await store.claim({ workerId: `w${w}`, now: Date.now(), leaseMs: 60_000, limit: 4 });
+          if (claims.length === 0) {
+            if (finished && (await store.countPending()) === 0) return;
+            await new Promise((r) => setTimeout(r, 2));
+            continue;
+          }
+          // The four finish together: their transitions share a statement.
+          await Promise.all(
+            claims.map(async (c) => {
+              const key = c.delivery.orderingKey as string;
+              ran.set(key, [...(ran.get(key) ?? []), c.delivery.id]);
+              try {
+                await store.transition({
+                  deliveryId: c.delivery.id,
+                  fencingToken: c.delivery.fencingToken,
+                  now: Date.now(),
+                  status: 'succeeded',
+                });
+              } catch (error) {
+                errors.push(error);
+              }
+            }),
+          );
+        }
+      }),
+    );
+    await appended;
+    expect(errors).toEqual([]);
+    await admin().query('SELECT pg_stat_clear_snapshot()');
+    await new Promise((r) => setTimeout(r, 600)); // statistics are flushed every 500 ms at most
+    expect(await deadlocks()).toBe(deadlocksBefore);
+    const all = await admin().query(
+      `SELECT ordering_key, id, status FROM "${schema}".ax_event_deliveries ORDER BY ordering_key, seq`,
+    );
+    expect(all.rows.every((r) => r.status === 'succeeded')).toBe(true);
+    for (const [key, ids] of ran) {
+      expect(ids).toEqual(all.rows.filter((r) => r.ordering_key === key).map((r) => r.id));
+    }
+    await Promise.all(stores.map((s) => s.close()));
   });
 
   it('keeps strict order per key and one claim at a time under concurrent appenders and claimers', async () => {

@@ -88,12 +88,7 @@ export class AxPostgresEventStore implements AxEventStore {
   readonly #migrations: Migration[];
   readonly #tables: EventTables;
   readonly #claims = sharedClaims((request) => this.#claimNow(request));
-  /**
-   * Deliveries this store claimed that have no ordering key: their simple transitions share
-   * statements (`transitionTogether`). Emptied as their leases are given up; a lease that
-   * expires while held here leaves an entry, so the set is cleared past a bound.
-   */
-  readonly #unordered = new Set<string>();
+  /** Simple transitions that overlap share a statement and a commit. */
   readonly #transitions = new SharedStatements<AxEventTransition, boolean>({
     key: () => '',
     run: (batch) => transitionTogether(this.#context, batch),
@@ -217,13 +212,10 @@ export class AxPostgresEventStore implements AxEventStore {
       t(input.workerId),
       input.now + input.leaseMs,
     ]);
-    if (this.#unordered.size > 100_000) this.#unordered.clear();
     return result.rows.map((row) => {
       const previousStatus = row.previous_status as AxEventRunStatus;
-      const delivery = toDelivery(row);
-      if (delivery.orderingKey === null) this.#unordered.add(delivery.id);
       return {
-        delivery,
+        delivery: toDelivery(row),
         event: row.kind === 'event' ? toJoinedEvent(row) : null,
         recovered: previousStatus === 'claimed' || previousStatus === 'running',
         previousStatus,
@@ -246,9 +238,7 @@ export class AxPostgresEventStore implements AxEventStore {
   }
 
   transition(x: AxEventTransition): Promise<boolean> {
-    const unordered = this.#unordered.has(x.deliveryId);
-    if (x.status !== 'running') this.#unordered.delete(x.deliveryId);
-    if (unordered && isSimpleTransition(x)) return this.#transitions.send(x);
+    if (isSimpleTransition(x)) return this.#transitions.send(x);
     return transitionLeased(this.#context, x);
   }
 
