@@ -1,0 +1,248 @@
+/**
+ * Signed UCP order webhooks from the test business into an AxEventRuntime through
+ * AxUCPWebhookEventSource: a shipped order arrives as an authenticated `ucp.order.updated`
+ * event correlated with the order; unsigned, tampered, foreign-key, stale and replayed
+ * deliveries publish nothing.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AxEventContext } from '../src/events/index.js';
+import { AxEventRuntime, eventPath, eventRoute, eventTarget } from '../src/events/index.js';
+import {
+  AxUCPClient,
+  AxUCPWebhookEventSource,
+  generateUCPSigningKey,
+  UCP_ORDER_UPDATED,
+} from '../src/ucp/index.js';
+import { startUCPBusiness, type UCPBusiness } from './servers/ucp-business.js';
+
+let business: UCPBusiness;
+let platform: Server;
+let platformURL: string;
+let shop: AxUCPClient;
+let source: AxUCPWebhookEventSource;
+let runtime: AxEventRuntime;
+const seen: AxEventContext[] = [];
+const placed = new Map<string, string>();
+const resumed: Array<{ instance: string; order: string | undefined }> = [];
+let profile: Record<string, unknown>;
+
+/** The Node adapter the test platform uses: IncomingMessage → Request. */
+async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const body = Buffer.concat(chunks);
+  return new Request(new URL(req.url ?? '/', origin), {
+    method: req.method ?? 'GET',
+    headers,
+    ...(body.length > 0 ? { body } : {}),
+  });
+}
+
+async function post(headers: Record<string, string>, body: string): Promise<number> {
+  const response = await fetch(`${platformURL}/webhooks/ucp`, { method: 'POST', headers, body });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+beforeAll(async () => {
+  const key = await generateUCPSigningKey('platform-2026');
+  platform = createServer((req, res) => {
+    if (req.url === '/.well-known/ucp') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
+      return;
+    }
+    toRequest(req, platformURL)
+      .then((request) => source.handle(request))
+      .then(async (response) => {
+        res.writeHead(response.status, Object.fromEntries(response.headers)).end(await response.text());
+      })
+      .catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
+  platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
+  profile = {
+    ucp: {
+      version: '2026-08-25',
+      services: {},
+      capabilities: {
+        'dev.ucp.shopping.order': [
+          {
+            version: '2026-08-25',
+            schema: 'https://ucp.dev/2026-08-25/schemas/shopping/order.json',
+            config: { webhook_url: `${platformURL}/webhooks/ucp` },
+          },
+        ],
+      },
+      payment_handlers: {},
+    },
+    keys: [key.publicKey],
+  };
+  business = await startUCPBusiness();
+  shop = new AxUCPClient(business.url, {
+    namespace: 'shop',
+    profile: `${platformURL}/.well-known/ucp`,
+    ssrfProtection: { allowLoopback: true },
+    signing: { keyId: 'platform-2026', privateKey: key.privateKey },
+    authorizeOperation: () => true,
+  });
+  source = new AxUCPWebhookEventSource({ businesses: [{ client: shop, identity: { tenantId: 't1' } }] });
+  // The run that places an order waits for it: a continuation on `ucp.order = shop:<orderId>`.
+  const owner = eventTarget('owner')
+    .invoke(async (_input, ctx) => {
+      if (ctx.action === 'wake') {
+        const orderId = await placeOrder();
+        placed.set(ctx.instanceKey, orderId);
+        await ctx.registerContinuation({ correlation: { kind: 'ucp.order', value: `shop:${orderId}` } });
+        return { placed: orderId };
+      }
+      resumed.push({ instance: ctx.instanceKey, order: ctx.event.subject });
+      return 'resumed';
+    })
+    .build();
+  runtime = new AxEventRuntime(
+    [
+      eventRoute('orders').types(UCP_ORDER_UPDATED).authenticated().wake('agent').build(),
+      eventRoute('shop').types('app.shop.start').instanceKey(eventPath.data('chat')).wake(owner).build(),
+      eventRoute('shipped')
+        .types(UCP_ORDER_UPDATED)
+        .authenticated()
+        .correlate('ucp.order', eventPath.correlation('ucp.order'))
+        .resume(owner)
+        .build(),
+    ],
+    { scheduling: 'host', sources: [source] },
+  );
+  runtime.registerTarget({
+    id: 'agent',
+    retrySafety: 'idempotent',
+    invoke: async (_input: unknown, context: AxEventContext) => {
+      seen.push(context);
+      return 'ok';
+    },
+  });
+  await runtime.start();
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  shop?.close();
+  await business?.close();
+  await new Promise<void>((resolve) => platform?.close(() => resolve()));
+});
+
+async function placeOrder(): Promise<string> {
+  const created = await shop.checkout.create({ line_items: [{ item: { id: 'tulip-bunch' }, quantity: 1 }] });
+  await shop.checkout.update(created.id as string, {
+    line_items: [{ item: { id: 'tulip-bunch' }, quantity: 1 }],
+    buyer: { email: 'ada@example.com' },
+  });
+  const done = await shop.checkout.complete(created.id as string, {
+    payment: {
+      instruments: [
+        {
+          id: 'i1',
+          handler_id: 'processor_tokenizer',
+          type: 'card',
+          credential: { type: 'token', token: 'tok_x' },
+        },
+      ],
+    },
+  });
+  return (done.order as { id: string }).id;
+}
+
+describe('AxUCPWebhookEventSource', () => {
+  it('publishes a shipped order as an authenticated event correlated with the order', async () => {
+    const orderId = await placeOrder();
+    expect(await business.advance(orderId, 'ship')).toBe(200);
+    await runtime.runDue();
+    expect(seen).toHaveLength(1);
+    const record = seen[0]!;
+    expect(record.event.type).toBe('ucp.order.updated');
+    expect(record.event.subject).toBe(orderId);
+    expect(record.trust).toBe('authenticated');
+    expect(record.identity).toEqual({ tenantId: 't1' });
+    expect(record.ingress.correlation).toContainEqual({ kind: 'ucp.order', value: `shop:${orderId}` });
+    const data = record.event.data as { fulfillment: { events: Array<{ type: string }> } };
+    expect(data.fulfillment.events[0]?.type).toBe('shipped');
+  });
+
+  it('refuses replayed, unsigned, tampered, stale and unowned deliveries; nothing is published', async () => {
+    const orderId = await placeOrder();
+    expect(await business.advance(orderId, 'deliver')).toBe(200);
+    await runtime.runDue();
+    const count = seen.length;
+    const last = business.webhooks.at(-1)!;
+
+    // The same delivery again (a replay, or a redelivery): acknowledged, not published again.
+    expect(await post(last.headers, last.body)).toBe(200);
+    // The same signed body under a new Webhook-Id and a fresh timestamp (neither is signed): not published again.
+    expect(
+      await post(
+        {
+          ...last.headers,
+          'webhook-id': crypto.randomUUID(),
+          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        },
+        last.body,
+      ),
+    ).toBe(200);
+    // Unsigned.
+    const { signature: _s, 'signature-input': _i, ...unsigned } = last.headers;
+    expect(await post({ ...unsigned, 'webhook-id': crypto.randomUUID() }, last.body)).toBe(401);
+    // Tampered body (digest no longer matches).
+    expect(await post(last.headers, last.body.replace('delivered', 'returned'))).toBe(400);
+    // A new Webhook-Id the signature does not cover is still the same signed body: refused as stale when old.
+    expect(
+      await post(
+        { ...last.headers, 'webhook-id': crypto.randomUUID(), 'webhook-timestamp': '1000' },
+        last.body,
+      ),
+    ).toBe(400);
+    // Bad signature bytes.
+    expect(
+      await post(
+        { ...last.headers, 'webhook-id': crypto.randomUUID(), signature: `sig1=:${btoa('x'.repeat(64))}:` },
+        last.body,
+      ),
+    ).toBe(401);
+    // A signer that is not a configured business.
+    expect(
+      await post(
+        { ...last.headers, 'ucp-agent': 'profile="https://evil.example/.well-known/ucp"' },
+        last.body,
+      ),
+    ).toBe(403);
+    await runtime.runDue();
+    expect(seen.length).toBe(count);
+    expect(source.refusals.map((r) => r.code)).toEqual([
+      'signature_missing',
+      'digest_mismatch',
+      'webhook_replayed',
+      'signature_invalid',
+      'unknown_business',
+    ]);
+  });
+
+  it('a shipped-order webhook resumes exactly the run that placed the order', async () => {
+    const t1 = { tenantId: 't1' };
+    for (const chat of ['chat-a', 'chat-b']) {
+      await runtime.publish({
+        event: { id: `start-${chat}`, source: 'app://chat', type: 'app.shop.start', data: { chat } },
+        identity: t1,
+        trust: 'authenticated',
+      });
+    }
+    await runtime.runDue();
+    expect([...placed.keys()].sort()).toEqual(['chat-a', 'chat-b']);
+    expect(await business.advance(placed.get('chat-b')!, 'ship')).toBe(200);
+    await runtime.runDue();
+    expect(resumed).toEqual([{ instance: 'chat-b', order: placed.get('chat-b') }]);
+  });
+});
