@@ -108,6 +108,7 @@ export class Executor {
       d.fencingToken,
       this.deps.leaseMs,
       (e) => this.deps.onError(e, d.id),
+      d.leaseUntil,
     );
     const unregister = register(lease.controller);
     lease.start();
@@ -241,7 +242,7 @@ export class Executor {
       abortSignal: lease.controller.signal,
     };
     if (!invokes) {
-      if (!(await this.#begin(d, true))) return null;
+      if (!(await this.#begin(d, true)) || lease.ranOut()) return null;
       const handler = d.action === 'observe' ? route.observe : route.invalidate;
       try {
         await handler?.(event.ingress, base);
@@ -360,7 +361,9 @@ export class Executor {
     let raw: unknown;
     let invoked = false;
     try {
-      // Never start a target whose run was already aborted (closing, cancelled, lease lost).
+      // Never start a target whose run was already aborted (closing, cancelled, lease lost),
+      // nor one whose lease ran out while this process was not running.
+      if (lease.ranOut()) return null;
       lease.controller.signal.throwIfAborted();
       invoked = true;
       raw = await target.invoke(input, context);

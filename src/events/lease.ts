@@ -20,6 +20,8 @@ export class LeaseKeeper {
   readonly controller = new AbortController();
   readonly #stop = new AbortController();
   #loop: Promise<void> | null = null;
+  /** When the lease ends unless a heartbeat renews it. */
+  #until: number;
 
   constructor(
     private readonly store: AxEventStore,
@@ -28,7 +30,23 @@ export class LeaseKeeper {
     private readonly fencingToken: number,
     private readonly leaseMs: number,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    leaseUntil: number | null = null,
+  ) {
+    this.#until = leaseUntil ?? clock.now() + leaseMs;
+  }
+
+  /**
+   * True (and the run aborted as `lease_lost`) once the lease has run out by the clock. A
+   * process paused past its lease (SIGSTOP, a long GC, a frozen VM) ran no heartbeat that
+   * could tell it; another worker may own the delivery by now and have gone on to the next
+   * of its ordering key. Asked right before a target or handler starts, so that such a
+   * process does not start it; its writes are fenced anyway.
+   */
+  ranOut(): boolean {
+    if (this.clock.now() < this.#until) return false;
+    if (!this.controller.signal.aborted) this.controller.abort(new AxEventLeaseLostError(this.deliveryId));
+    return true;
+  }
 
   /** Start heart-beating every third of the lease. */
   start(): void {
@@ -41,11 +59,13 @@ export class LeaseKeeper {
       await this.clock.sleep(every, this.#stop.signal);
       if (this.#stop.signal.aborted) return;
       try {
+        const leaseUntil = this.clock.now() + this.leaseMs;
         const beat = await this.store.heartbeat({
           deliveryId: this.deliveryId,
           fencingToken: this.fencingToken,
-          leaseUntil: this.clock.now() + this.leaseMs,
+          leaseUntil,
         });
+        if (beat.held) this.#until = leaseUntil;
         if (!beat.held) {
           this.controller.abort(new AxEventLeaseLostError(this.deliveryId));
           return;
