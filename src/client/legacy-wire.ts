@@ -102,7 +102,7 @@ export class LegacyWire implements Wire {
 
   async #requestInSession(request: SendRequest): Promise<Record<string, unknown>> {
     // While a lost session is being re-initialized there is no session to send with: wait.
-    if (this.#handshaking && !request.noRecovery) await this.#handshaking.catch(() => {});
+    if (this.#handshaking && !request.noRecovery) await this.#handshaking;
     try {
       return await this.#options.requests.send(request);
     } catch (error) {
@@ -127,7 +127,12 @@ export class LegacyWire implements Wire {
       try {
         this.#options.transport.resetSession?.();
         const handshake = this.connect();
-        this.#handshaking = handshake.then(() => {});
+        // Requests wait for the handshake to be over, not for it to succeed (they then fail
+        // or pass on their own); a rejection here nobody awaited would end the process.
+        this.#handshaking = handshake.then(
+          () => {},
+          () => {},
+        );
         let identity: ServerIdentity;
         try {
           identity = await handshake;
