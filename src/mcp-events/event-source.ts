@@ -1,9 +1,10 @@
+import { backoffDelayMs } from '../backoff/backoff.js';
 import type { AxMCPClient } from '../client/client.js';
 import type { AxMCPClientEvent } from '../client/events.js';
 import type { AxMCPListening } from '../client/listening.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
-import type { AxEventIdentity, AxEventTrust } from '../events/envelope.js';
-import { assertEventOptions } from '../events/errors.js';
+import type { AxEventIdentity, AxEventIngress, AxEventTrust } from '../events/envelope.js';
+import { AxEventClosedError, AxEventInputError, assertEventOptions } from '../events/errors.js';
 import type {
   AxEventPublisher,
   AxEventSource,
@@ -111,6 +112,8 @@ export class AxMCPEventSource implements AxEventSource {
   readonly #owned = new Set<string>();
   /** Events are handled one at a time, in arrival order. */
   #queue: Promise<void> = Promise.resolve();
+  /** Aborted on close: ends a publish retry's wait. */
+  readonly #closing = new AbortController();
   readonly #watched = new Map<string, AbortController>();
   #closed = false;
   /** Tells this source's events apart from an earlier instance's (revisions restart per client). */
@@ -281,6 +284,7 @@ export class AxMCPEventSource implements AxEventSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     this.#unsubscribe?.();
     this.#listening?.close();
     for (const controller of this.#watched.values()) controller.abort();
@@ -326,9 +330,34 @@ export class AxMCPEventSource implements AxEventSource {
       ...(this.client.transport.sessionId ? { sessionId: this.client.transport.sessionId } : {}),
     };
     const ingress = toIngress(event, attribution);
-    if (ingress) await publisher.publish(ingress);
+    if (ingress) await this.#publish(publisher, ingress);
+  }
+
+  /**
+   * Publish until the store takes it. The client has taken the notification off its stream
+   * (its `Last-Event-ID` has moved past it), so a publish the store refused — a cut
+   * connection, a failover, a full store — is retried with backoff while the source is open,
+   * and the notifications behind it wait, in order. Each failure is reported. Only what can
+   * never be published (a malformed or oversized event) is given up, reported.
+   */
+  async #publish(publisher: AxEventPublisher, ingress: AxEventIngress): Promise<void> {
+    for (let failures = 1; ; failures++) {
+      try {
+        await publisher.publish(ingress);
+        return;
+      } catch (error) {
+        if (error instanceof AxEventInputError || error instanceof AxEventClosedError || this.#closed)
+          throw error;
+        publisher.reportError(error);
+        await publisher.clock.sleep(backoffDelayMs(failures, PUBLISH_RETRY), this.#closing.signal);
+        if (this.#closed) throw error;
+      }
+    }
   }
 }
+
+/** Retries of a publish the store refused: from 100 ms up to 5 s apart. */
+const PUBLISH_RETRY = { baseMs: 100, maxMs: 5000, jitter: 0.5 };
 
 function isTaskOutcome(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
