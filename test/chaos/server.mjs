@@ -1,0 +1,255 @@
+// @ts-check
+/**
+ * The chaos campaign's MCP server: the official v1 SDK (`@modelcontextprotocol/sdk`, sessionful
+ * 2025-11-25 Streamable HTTP) in a process of its own, so the campaign can SIGKILL it and start
+ * it again on the same port. Resources `chaos://r/0` … `chaos://r/<n-1>`; `resources/subscribe`
+ * is recorded per session and updates go only to sessions subscribed to the URI.
+ *
+ * While emitting is on, it picks a URI every `CHAOS_EMIT_MS` and sends
+ * `notifications/resources/updated` to every subscribed session, with a per-URI sequence number
+ * that continues across restarts (read back from the log). Each session has an event store, so
+ * the GET stream resumes with `Last-Event-ID`; the SDK stores an event before it writes it, and
+ * even when no GET stream is open (the client will resume from its last id).
+ *
+ * The log (`CHAOS_LOG`, JSON lines, appended synchronously so a SIGKILL loses nothing written):
+ * - `{ t: 'start', pid }` once per process;
+ * - `{ t: 'sub', s, uri }` when a session subscribes;
+ * - `{ t: 'ack', s, uri, seq, eid, pid, at }` once the SDK's send of one update to one session
+ *   resolved ("acknowledged sending"); `eid` is the SSE event id the update was stored under;
+ * - `{ t: 'nack', s, uri, seq, pid, error }` when a send rejected.
+ *
+ * Control (straight to the server's port, not through the proxy):
+ * `POST /control/emit?on=0|1`, `POST /control/probe` (one update of every URI now; answers when
+ * sent), `GET /control/state` (sessions, their subscriptions, whether their GET stream is open).
+ */
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const port = Number(process.env.PORT);
+const logFile = String(process.env.CHAOS_LOG);
+const uriCount = Number(process.env.CHAOS_URIS ?? 4);
+const emitMs = Number(process.env.CHAOS_EMIT_MS ?? 40);
+let rng = Number(process.env.CHAOS_SEED ?? 1) >>> 0;
+const random = () => {
+  rng = (rng + 0x6d2b79f5) >>> 0;
+  let t = rng;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const log = (/** @type {Record<string, unknown>} */ entry) =>
+  appendFileSync(logFile, `${JSON.stringify(entry)}\n`);
+
+const URIS = Array.from({ length: uriCount }, (_, i) => `chaos://r/${i}`);
+/** The last sequence number per URI, continued from the log across restarts. */
+const seqs = new Map(URIS.map((uri) => [uri, 0]));
+if (existsSync(logFile)) {
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"seq"')) continue;
+    try {
+      const entry = JSON.parse(line);
+      if (typeof entry.seq === 'number' && entry.seq > (seqs.get(entry.uri) ?? 0))
+        seqs.set(entry.uri, entry.seq);
+    } catch {
+      // a torn last line of a killed predecessor
+    }
+  }
+}
+log({ t: 'start', pid: process.pid, at: now() });
+
+/**
+ * @typedef {{ jsonrpc: '2.0' } & Record<string, unknown>} Message
+ * @typedef {{ id?: string, mcp: McpServer, transport: StreamableHTTPServerTransport,
+ *   subscriptions: Set<string>, events: { eid: string, stream: string, message: Message }[],
+ *   lastUpdate: string | undefined, getOpen: number }} Session
+ */
+
+/** @type {Map<string, Session>} */
+const sessions = new Map();
+
+/** An event store per session: ids are a per-session counter; replay is in order, per stream. */
+function sessionEventStore(/** @type {Session} */ session) {
+  let counter = 0;
+  return {
+    /** @param {string} stream @param {Message} message */
+    async storeEvent(stream, message) {
+      const eid = `${++counter}`;
+      session.events.push({ eid, stream, message });
+      if (session.events.length > 20_000) session.events.splice(0, 10_000);
+      if (message.method === 'notifications/resources/updated') session.lastUpdate = eid;
+      return eid;
+    },
+    /** @param {string} eid */
+    async getStreamIdForEventId(eid) {
+      return session.events.find((e) => e.eid === eid)?.stream;
+    },
+    /** @param {string} lastEventId @param {{ send: (eid: string, message: Message) => Promise<void> }} sink */
+    async replayEventsAfter(lastEventId, { send }) {
+      const index = session.events.findIndex((e) => e.eid === lastEventId);
+      if (index < 0) return '';
+      const stream = /** @type {{ stream: string }} */ (session.events[index]).stream;
+      for (const event of session.events.slice(index + 1)) {
+        if (event.stream === stream && Object.keys(event.message).length > 0)
+          await send(event.eid, event.message);
+      }
+      return stream;
+    },
+  };
+}
+
+async function openSession() {
+  const mcp = new McpServer(
+    { name: 'ax-mcp-chaos', version: '1.0.0' },
+    { capabilities: { resources: { subscribe: true, listChanged: false } } },
+  );
+  /** @type {Session} */
+  const session = /** @type {Session} */ ({
+    mcp,
+    subscriptions: new Set(),
+    events: [],
+    lastUpdate: undefined,
+    getOpen: 0,
+  });
+  for (const uri of URIS) {
+    mcp.registerResource(uri.slice('chaos://'.length), uri, { mimeType: 'text/plain' }, () => ({
+      contents: [{ uri, mimeType: 'text/plain', text: `seq ${seqs.get(uri)}` }],
+    }));
+  }
+  mcp.server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    session.subscriptions.add(request.params.uri);
+    log({ t: 'sub', s: session.id, uri: request.params.uri, at: now() });
+    return {};
+  });
+  mcp.server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    session.subscriptions.delete(request.params.uri);
+    return {};
+  });
+  session.transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => crypto.randomUUID(),
+    eventStore: sessionEventStore(session),
+    retryInterval: 200,
+    onsessioninitialized: (id) => {
+      session.id = id;
+      sessions.set(id, session);
+    },
+  });
+  mcp.server.onclose = () => {
+    if (session.id !== undefined && sessions.get(session.id) === session) sessions.delete(session.id);
+  };
+  await mcp.connect(session.transport);
+  return session;
+}
+
+/** Sends one update of `uri` to every subscribed session, one after another, logging each ack. */
+async function emit(/** @type {string} */ uri) {
+  const seq = (seqs.get(uri) ?? 0) + 1;
+  seqs.set(uri, seq);
+  for (const session of [...sessions.values()]) {
+    if (!session.subscriptions.has(uri) || session.id === undefined) continue;
+    session.lastUpdate = undefined;
+    try {
+      await session.mcp.server.sendResourceUpdated({ uri });
+      const eid = session.lastUpdate;
+      log({ t: 'ack', s: session.id, uri, seq, eid, pid: process.pid, at: now() });
+    } catch (error) {
+      log({ t: 'nack', s: session.id, uri, seq, pid: process.pid, error: String(error) });
+    }
+  }
+  return seq;
+}
+
+let emitting = process.env.CHAOS_EMIT === '1';
+/** One emission at a time: the control endpoints wait for the one in progress. */
+let busy = Promise.resolve();
+const serial = (/** @type {() => Promise<unknown>} */ work) => {
+  const next = busy.then(work);
+  busy = next.then(
+    () => {},
+    () => {},
+  );
+  return next;
+};
+const tick = () => {
+  if (emitting) {
+    const uri = /** @type {string} */ (URIS[Math.floor(random() * URIS.length)]);
+    void serial(() => emit(uri));
+  }
+  setTimeout(tick, emitMs * (0.5 + random()));
+};
+setTimeout(tick, emitMs);
+
+/** @param {import('node:http').IncomingMessage} req */
+async function readBody(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text.length > 0 ? JSON.parse(text) : undefined;
+}
+
+/** @param {import('node:http').ServerResponse} res @param {number} status @param {unknown} body */
+function json(res, status, body) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+const http = createServer((req, res) => {
+  void (async () => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/control/emit') {
+      emitting = url.searchParams.get('on') === '1';
+      await serial(async () => {});
+      return json(res, 200, { emitting, seqs: Object.fromEntries(seqs) });
+    }
+    if (url.pathname === '/control/probe') {
+      const sent = await serial(async () => {
+        const out = [];
+        for (const uri of URIS) out.push([uri, await emit(uri)]);
+        return out;
+      });
+      return json(res, 200, { sent });
+    }
+    if (url.pathname === '/control/state') {
+      return json(res, 200, {
+        pid: process.pid,
+        sessions: [...sessions.values()].map((s) => ({
+          id: s.id,
+          subscriptions: [...s.subscriptions].sort(),
+          getOpen: s.getOpen > 0,
+        })),
+      });
+    }
+    if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
+    const body = req.method === 'POST' ? await readBody(req) : undefined;
+    const header = req.headers['mcp-session-id'];
+    const id = typeof header === 'string' ? header : undefined;
+    let session = id === undefined ? undefined : sessions.get(id);
+    if (id !== undefined && session === undefined) {
+      return json(res, 404, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: 'Session not found' },
+      });
+    }
+    if (session === undefined) {
+      if (req.method !== 'POST' || body?.method !== 'initialize') {
+        return json(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'No session' } });
+      }
+      session = await openSession();
+    }
+    if (req.method === 'GET') {
+      const s = session;
+      s.getOpen++;
+      res.once('close', () => s.getOpen--);
+    }
+    await session.transport.handleRequest(req, res, body);
+  })().catch((error) => {
+    if (!res.headersSent) json(res, 500, { error: String(error) });
+    else res.destroy();
+  });
+});
+http.listen(port, '127.0.0.1');
+process.on('SIGTERM', () => process.exit(0));
