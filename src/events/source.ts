@@ -46,7 +46,10 @@ export interface AxEventPublisher {
    * Publish a batch as one write where the store can (see `AxEventRuntime.publishMany`): a
    * source that receives events in bursts (a webhook batch, a resync) should use it.
    */
-  publishMany(ingresses: readonly AxEventIngress[], options?: AxEventPublishOptions): Promise<AxEventReceipt[]>;
+  publishMany(
+    ingresses: readonly AxEventIngress[],
+    options?: AxEventPublishOptions,
+  ): Promise<AxEventReceipt[]>;
   /** Report a failure that happened inside the source. */
   reportError(error: unknown): void;
   /** The runtime's clock. */
