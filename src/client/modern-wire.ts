@@ -201,7 +201,7 @@ export class ModernWire implements Wire {
     signal?: AbortSignal,
     onStatus?: (status: number) => void,
   ): Promise<Record<string, unknown>> {
-    const result = await this.#sendNegotiating({
+    const result = await this.#sendRecovering({
       method: 'server/discover',
       idempotent: true,
       progress: false,
@@ -214,7 +214,7 @@ export class ModernWire implements Wire {
   }
 
   async request(request: SendRequest): Promise<Record<string, unknown>> {
-    let result = await this.#sendRetryingHeaders(request);
+    let result = await this.#sendRecovering(request);
     const rounds = this.#options.maxInputRounds;
     for (let round = 1; resultTypeOf(result) === 'input_required'; round++) {
       if (!INPUT_METHODS.has(request.method)) {
@@ -243,7 +243,7 @@ export class ModernWire implements Wire {
         if (typeof result.requestState !== 'string') throw invalidResult('requestState must be a string');
         retryParams.requestState = result.requestState;
       }
-      result = await this.#sendRetryingHeaders({ ...request, params: retryParams });
+      result = await this.#sendRecovering({ ...request, params: retryParams });
     }
     const type = resultTypeOf(result);
     if (type !== 'complete' && type !== 'task')
@@ -267,53 +267,57 @@ export class ModernWire implements Wire {
     // Stateless: nothing lives on the server.
   }
 
-  /** `-32020` on a tool call means our `Mcp-Param-*` view of the tool is stale: refresh once and retry. */
-  async #sendRetryingHeaders(request: SendRequest): Promise<Record<string, unknown>> {
-    try {
-      return await this.#sendNegotiating(request);
-    } catch (error) {
-      if (
-        !(error instanceof AxMCPProtocolError) ||
-        error.rpcCode !== RPC.headerMismatch ||
-        request.method !== 'tools/call'
-      ) {
-        throw error;
-      }
-      await this.#options.onHeaderMismatch();
-      return await this.#sendNegotiating(request);
-    }
-  }
-
-  /** `-32022` names the versions the server speaks: retry once with a mutual one. */
-  async #sendNegotiating(request: SendRequest): Promise<Record<string, unknown>> {
-    try {
-      return await this.#send(request);
-    } catch (error) {
-      if (!(error instanceof AxMCPProtocolError) || error.rpcCode !== RPC.unsupportedVersion) throw error;
-      const supported =
-        isObject(error.data) && Array.isArray(error.data.supported) ? error.data.supported : [];
-      // The server may list the very version it refused (a transient refusal): one retry either way.
-      const mutual = MODERN_PROTOCOL_VERSIONS.find((version) => supported.includes(version));
-      if (!mutual) throw error;
-      this.#version = mutual;
-      return await this.#send(request);
-    }
-  }
-
   /**
-   * A response stream that breaks before its answer cannot be resumed in this era (no event
-   * ids): a safe read goes again as a new request, at most twice; `tools/call` and every other
-   * method with effects never do (the outcome is unknown).
+   * One request with the wire's three recoveries, in one frame (a call is one `await` here, not
+   * one per recovery): `-32022` names the versions the server speaks, so the request goes again
+   * once with a mutual one; `-32020` on a tool call means our `Mcp-Param-*` view of the tool is
+   * stale, so the tool list is refreshed and the request goes again once (with a fresh version
+   * retry); a response stream that breaks before its answer cannot be resumed in this era (no
+   * event ids), so a safe read goes again as a new request, at most twice per attempt, while
+   * `tools/call` and every other method with effects never does (the outcome is unknown).
    */
-  async #send(request: SendRequest): Promise<Record<string, unknown>> {
-    for (let attempt = 0; ; attempt++) {
+  async #sendRecovering(request: SendRequest): Promise<Record<string, unknown>> {
+    let headersRefreshed = false;
+    let versionRetried = false;
+    let reissues = 0;
+    for (;;) {
       try {
         return await this.#sendOnce(request);
       } catch (error) {
-        const broken = error instanceof AxMCPTransportError && error.code === 'stream_ended';
-        if (!broken || !REISSUABLE.has(request.method) || attempt >= MAX_REISSUES || request.signal?.aborted)
-          throw error;
-        await delay(REISSUE_DELAYS_MS[attempt] ?? 500, request.signal);
+        if (error instanceof AxMCPTransportError) {
+          const broken = error.code === 'stream_ended';
+          if (
+            !broken ||
+            !REISSUABLE.has(request.method) ||
+            reissues >= MAX_REISSUES ||
+            request.signal?.aborted
+          )
+            throw error;
+          await delay(REISSUE_DELAYS_MS[reissues] ?? 500, request.signal);
+          reissues++;
+          continue;
+        }
+        if (!(error instanceof AxMCPProtocolError)) throw error;
+        if (error.rpcCode === RPC.unsupportedVersion && !versionRetried) {
+          const supported =
+            isObject(error.data) && Array.isArray(error.data.supported) ? error.data.supported : [];
+          // The server may list the very version it refused (a transient refusal): one retry either way.
+          const mutual = MODERN_PROTOCOL_VERSIONS.find((version) => supported.includes(version));
+          if (mutual) {
+            this.#version = mutual;
+            versionRetried = true;
+            reissues = 0;
+            continue;
+          }
+        }
+        if (error.rpcCode === RPC.headerMismatch && request.method === 'tools/call' && !headersRefreshed) {
+          await this.#options.onHeaderMismatch();
+          headersRefreshed = true;
+          versionRetried = false;
+          reissues = 0;
+          continue;
+        }
+        throw error;
       }
     }
   }
@@ -328,7 +332,8 @@ export class ModernWire implements Wire {
     };
     if (this.#logLevel) meta[META.logLevel] = this.#logLevel;
     params._meta = meta;
-    const headers: Record<string, string> = { ...modernHeaders(request.method, params, this.#version) };
+    // A fresh object of its own: extended in place.
+    const headers = modernHeaders(request.method, params, this.#version) as unknown as Record<string, string>;
     if (request.method === 'tools/call' && typeof params.name === 'string') {
       Object.assign(headers, this.#toolHeaders.valuesFor(params.name, params.arguments));
     }

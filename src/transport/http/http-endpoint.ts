@@ -64,16 +64,19 @@ export class HTTPEndpoint {
   }
 
   /**
-   * The headers `send` would send before authentication (a direct POST goes without), with
-   * lower-case names, as a null-prototype object.
+   * The headers `send` would send before authentication (a direct POST goes without) with
+   * `base` and `extra` (in this order) over the endpoint's own, with lower-case names, as a
+   * null-prototype object.
    */
-  directHeaders(extra: Record<string, string>): Record<string, string> {
+  directHeaders(
+    base: Readonly<Record<string, string>>,
+    extra: Record<string, string> | undefined,
+  ): Record<string, string> {
     const headers: Record<string, string> = Object.create(null);
-    const add = (from: Record<string, string> | undefined) => {
-      if (from) for (const name of Object.keys(from)) headers[name.toLowerCase()] = from[name] as string;
-    };
-    add(this.#headers);
-    add(extra);
+    addLowerCased(headers, this.#headers);
+    // `base` has lower-case names already; `extra` wins over it, as it wins over the endpoint's headers.
+    for (const name in base) headers[name] = base[name] as string;
+    addLowerCased(headers, extra);
     if (this.sessionId !== undefined) headers[SESSION_HEADER] = this.sessionId;
     if (this.protocolVersion !== undefined && headers['mcp-protocol-version'] === undefined) {
       headers['mcp-protocol-version'] = this.protocolVersion;
@@ -114,4 +117,9 @@ export class HTTPEndpoint {
     if (body !== undefined) init.body = body;
     return this.#fetch(url, init);
   }
+}
+
+function addLowerCased(to: Record<string, string>, from: Record<string, string> | undefined): void {
+  if (from === undefined) return;
+  for (const name of Object.keys(from)) to[name.toLowerCase()] = from[name] as string;
 }

@@ -23,7 +23,13 @@ import {
   type JSONRPCRequest,
   type JSONRPCResponse,
 } from '../../protocol/jsonrpc.js';
-import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
+import type {
+  AxMCPEventStream,
+  AxMCPMessageContext,
+  AxMCPSendOptions,
+  AxMCPTransport,
+  AxMCPTransportHandlers,
+} from '../types.js';
 import { normalizeFailure, readErrorBody, statusErrorFrom, timeoutError } from './error-response.js';
 import { openServerEventStream } from './event-stream.js';
 import { HTTPEndpoint, SESSION_HEADER } from './http-endpoint.js';
@@ -184,8 +190,23 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     this.#http.sessionId = undefined;
   }
 
-  async request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
-    const body = JSON.stringify(message);
+  request(message: JSONRPCRequest, options: AxMCPSendOptions = {}): Promise<JSONRPCResponse> {
+    let body: string;
+    try {
+      body = JSON.stringify(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Only an idempotent request is ever retried: any other goes once, with no retry loop around it.
+    if (!options.idempotent || this.#retry.attempts === 0) return this.#requestOnce(message, body, options);
+    return this.#requestRetrying(message, body, options);
+  }
+
+  async #requestRetrying(
+    message: JSONRPCRequest,
+    body: string,
+    options: AxMCPSendOptions,
+  ): Promise<JSONRPCResponse> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.#requestOnce(message, body, options);
@@ -275,8 +296,16 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     const link = this.#link(options.signal);
     const http = this.#http;
     const session = http.sessionId;
-    const dispatch = (incoming: JSONRPCMessage, eventId: string | undefined) =>
-      this.#dispatch(incoming, eventId, message);
+    // The context of the messages that come without an event id, made once for all of them.
+    let related: AxMCPMessageContext | undefined;
+    const dispatch = (incoming: JSONRPCMessage, eventId: string | undefined) => {
+      if (isResponse(incoming)) return;
+      const context =
+        eventId !== undefined
+          ? { eventId, relatedRequestId: message.id }
+          : (related ??= { relatedRequestId: message.id });
+      this.#handlers?.onMessage(incoming, context);
+    };
     try {
       let response: Response | undefined;
       if (this.#direct !== undefined && !http.authenticated) {
@@ -360,18 +389,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     if (this.#ssrf.validateURL !== undefined) await assertURLAllowed(url, this.#ssrf);
     return direct.send({
       url,
-      headers: this.#http.directHeaders(postHeaders(options)),
+      headers: this.#http.directHeaders(POST_HEADERS, options.headers),
       body,
       signal,
       maxBytes: this.#maxBytes,
     });
-  }
-
-  #dispatch(message: JSONRPCMessage, eventId: string | undefined, related: JSONRPCRequest): void {
-    if (isResponse(message)) return;
-    const context =
-      eventId === undefined ? { relatedRequestId: related.id } : { eventId, relatedRequestId: related.id };
-    this.#handlers?.onMessage(message, context);
   }
 
   #retryWait(error: unknown, attempt: number, options: AxMCPSendOptions): number | undefined {
@@ -400,6 +422,12 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       throw new AxMCPTransportError('closed', 'The transport was closed', { endpoint: this.endpoint });
   }
 }
+
+/** What every POST says it sends and accepts. */
+const POST_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+});
 
 function postHeaders(options: AxMCPSendOptions): Record<string, string> {
   const headers: Record<string, string> = {
