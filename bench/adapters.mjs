@@ -14,7 +14,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.url).pathname);
-const loadDist = (path) => import(pathToFileURL(join(dist, path)).href);
+// A second build to compare against in the same interleaved run (e.g. the tree before a change,
+// built with `npx tsc -p tsconfig.build.json --outDir <dir>`): adds `ax-mcp/node@baseline` and
+// `ax-mcp@baseline` beside the two entries.
+const baseline = process.env.AX_MCP_BASELINE_DIST ? resolve(process.env.AX_MCP_BASELINE_DIST) : undefined;
+const loadFrom = (from, path) => import(pathToFileURL(join(from, path)).href);
 
 export const MODERN_VERSION = '2026-07-28';
 export const LEGACY_VERSION = '2025-11-25';
@@ -41,7 +45,8 @@ export function peerVersions() {
 
 // ---- ax-mcp -----------------------------------------------------------------------------------
 
-async function axMcp(url, era, { node }) {
+async function axMcp(url, era, { node, from = dist }) {
+  const loadDist = (path) => loadFrom(from, path);
   const { AxMCPClient, AxMCPStreamableHTTPTransport } = await loadDist('index.js');
   const loopback = { allowLoopback: true };
   let transport;
@@ -404,6 +409,22 @@ export const ADAPTERS = {
     supports: ALL,
     create: (url, era) => axMcp(url, era, { node: false }),
   },
+  ...(baseline
+    ? {
+        'ax-mcp/node@baseline': {
+          label: 'ax-mcp (node entry, baseline build)',
+          eras: ['modern', 'legacy'],
+          supports: ALL,
+          create: (url, era) => axMcp(url, era, { node: true, from: baseline }),
+        },
+        'ax-mcp@baseline': {
+          label: 'ax-mcp (core, global fetch, baseline build)',
+          eras: ['modern', 'legacy'],
+          supports: ALL,
+          create: (url, era) => axMcp(url, era, { node: false, from: baseline }),
+        },
+      }
+    : {}),
   'sdk-v2': {
     label: `@modelcontextprotocol/client`,
     eras: ['modern', 'legacy'],
