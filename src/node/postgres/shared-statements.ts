@@ -54,7 +54,7 @@ export class SharedStatements<Request, Result> {
     for (;;) {
       try {
         const results = await this.#run(batch.map((w) => w.request));
-        batch.forEach((w, i) => w.resolve(results[i] as Result));
+        for (const [i, w] of batch.entries()) w.resolve(results[i] as Result);
       } catch (error) {
         for (const w of batch) w.reject(error);
       }
