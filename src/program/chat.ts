@@ -29,11 +29,14 @@ import { checkService } from './shapes.js';
 import { type AxMCPToolNaming, AxToolsetBuilder } from './tool-bindings.js';
 import type { AxMCPProgramEvent } from './tool-calls.js';
 import { DEFAULT_MAX_STEPS, MAX_STEPS, runToolLoop } from './tool-loop.js';
+import { type AxUCPClients, UCP_CLIENTS } from './ucp-context.js';
 
 /** Options of {@link axMCPChat}. */
 export interface AxMCPChatOptions {
   /** MCP clients whose tools the model may call. */
   mcp?: AxMCPClients;
+  /** UCP clients whose operations the model may call (`<namespace>__<operation>`). */
+  ucp?: AxUCPClients;
   /** Tools implemented in code. */
   functions?: readonly AxFunction[];
   /** Prompts and resources added as untrusted context after the system messages. */
@@ -51,6 +54,7 @@ export interface AxMCPChatOptions {
 const CHAT_OPTIONS = object(
   {
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     functions: FUNCTIONS,
     mcpContext: MCP_CONTEXT,
     mcpInheritance: MCP_INHERITANCE,
@@ -130,7 +134,7 @@ export async function axMCPChat(
   const functions = functionList(options.functions);
   const link = linkAbort(request.signal);
   try {
-    const context = runContext(options.mcp, options.mcpParent, options.mcpInheritance);
+    const context = runContext(options.mcp, options.mcpParent, options.mcpInheritance, options.ucp);
     const tools = new AxToolsetBuilder(context, functions, options.mcpToolNames ?? 'bare');
     const messages = [...request.messages];
     const contextMessage = await resolveContextEntries(options.mcpContext, context, link.signal, 'axMCPChat');

@@ -20,6 +20,7 @@ import {
   runContext,
 } from './mcp-context.js';
 import { checkService, EVENT_CONTEXT } from './shapes.js';
+import { type AxUCPClients, UCP_CLIENTS } from './ucp-context.js';
 
 /** Options a flow hands to the programs of its nodes. */
 export interface AxFlowNodeForwardOptions {
@@ -69,6 +70,8 @@ const FLOW_NODE_OPTIONS = object(
 export interface AxFlowOptions {
   /** Clients every node inherits (unless restricted). */
   mcp?: AxMCPClients;
+  /** UCP clients every node inherits (unless restricted by `mcpInheritance`). */
+  ucp?: AxUCPClients;
   /** What the flow inherits from a parent context. */
   mcpInheritance?: AxMCPInheritance;
   /** Nodes running at once (default 4). */
@@ -81,6 +84,7 @@ export interface AxFlowOptions {
 const FLOW_OPTIONS = object(
   {
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     mcpInheritance: MCP_INHERITANCE,
     maxConcurrency: number({ integer: true, min: 1 }),
     onError: func('a function (error) => void'),
@@ -94,6 +98,8 @@ const FLOW_OPTIONS = object(
 /** Options of one flow run. */
 export interface AxFlowForwardOptions {
   mcp?: AxMCPClients;
+  /** UCP clients of this run (instead of the flow's). */
+  ucp?: AxUCPClients;
   mcpInheritance?: AxMCPInheritance;
   mcpParent?: AxMCPExecutionContext;
   abortSignal?: AbortSignal;
@@ -104,6 +110,7 @@ export interface AxFlowForwardOptions {
 const FLOW_FORWARD_OPTIONS = object(
   {
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     mcpInheritance: MCP_INHERITANCE,
     mcpParent: EXECUTION_CONTEXT,
     abortSignal: ABORT_SIGNAL,
@@ -143,7 +150,7 @@ export class AxFlow<Out = Record<string, Record<string, unknown>>> {
 
   constructor(options: AxFlowOptions = {}) {
     assertProgramOptions(FLOW_OPTIONS, options, 'flow options');
-    runContext(options.mcp, undefined, undefined);
+    runContext(options.mcp, undefined, undefined, options.ucp);
     this.#options = { ...options };
   }
 
@@ -198,6 +205,7 @@ export class AxFlow<Out = Record<string, Record<string, unknown>>> {
       options.mcp ?? this.#options.mcp,
       options.mcpParent,
       options.mcpInheritance ?? this.#options.mcpInheritance,
+      options.ucp ?? this.#options.ucp,
     );
     for (const node of this.#nodes.values()) context.derive(node.options.mcpInheritance ?? 'all');
     const link = linkAbort(options.abortSignal, options.eventContext?.abortSignal);

@@ -36,11 +36,18 @@ import {
   modelSettings,
   runToolLoop,
 } from './tool-loop.js';
+import { type AxUCPClients, UCP_CLIENTS } from './ucp-context.js';
 
 /** Options of {@link ax} and {@link AxGen}. */
 export interface AxGenOptions extends AxModelSettings {
   /** MCP clients whose tools the program may call (one or an array). */
   mcp?: AxMCPClients;
+  /**
+   * UCP clients whose operations the program may call (one or an array), offered to the
+   * provider as `<namespace>__<operation>` (`shop__checkout_complete`). Their namespaces may
+   * not be used by another client of the run.
+   */
+  ucp?: AxUCPClients;
   /** Tools implemented in code. MCP clients do not go here. */
   functions?: readonly AxFunction[];
   /** Extra instructions for the system message. */
@@ -71,6 +78,7 @@ const GEN_OPTIONS = object(
   {
     ...MODEL_SETTINGS_KEYS,
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     functions: FUNCTIONS,
     instructions: string(),
     mcpContext: MCP_CONTEXT,
@@ -94,6 +102,8 @@ const GEN_OPTIONS = object(
 /** Options of one run. Where they overlap with {@link AxGenOptions}, these win. */
 export interface AxGenForwardOptions extends AxModelSettings {
   mcp?: AxMCPClients;
+  /** UCP clients of this run (instead of the program's). */
+  ucp?: AxUCPClients;
   mcpContext?: readonly AxMCPContextEntry[];
   mcpInheritance?: AxMCPInheritance;
   /** The context of the program this run is nested in (flows and functions pass it). */
@@ -116,6 +126,7 @@ const GEN_FORWARD_OPTIONS = object(
   {
     ...MODEL_SETTINGS_KEYS,
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     mcpContext: MCP_CONTEXT,
     mcpInheritance: MCP_INHERITANCE,
     mcpParent: EXECUTION_CONTEXT,
@@ -175,7 +186,7 @@ export class AxGen<
     this.signature = signature instanceof AxSignature ? signature : new AxSignature(signature);
     assertProgramOptions(GEN_OPTIONS, options, 'AxGen options');
     this.#functions = functionList(options.functions);
-    runContext(options.mcp, undefined, undefined); // rejects duplicate namespaces now
+    runContext(options.mcp, undefined, undefined, options.ucp); // rejects duplicate namespaces now
     this.#options = { ...options };
   }
 
@@ -263,10 +274,12 @@ export class AxGen<
         options.mcp ?? defaults.mcp,
         options.mcpParent,
         options.mcpInheritance ?? defaults.mcpInheritance,
+        options.ucp ?? defaults.ucp,
       );
       const structured = ai.capabilities.structuredOutputs;
       const tools = new AxToolsetBuilder(context, this.#functions, defaults.mcpToolNames ?? 'bare');
-      const hasTools = this.#functions.length > 0 || context.clients.length > 0;
+      const hasTools =
+        this.#functions.length > 0 || context.clients.length > 0 || context.ucpClients.length > 0;
       const contextMessage = await resolveContextEntries(
         options.mcpContext ?? defaults.mcpContext,
         context,

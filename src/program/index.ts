@@ -1,6 +1,6 @@
 /**
- * Programs: signatures, `ax()`/`AxGen`, flows, `axMCPChat`, and the MCP execution context
- * (`mcp`, `mcpContext`, `mcpInheritance`) with tool bindings that keep client identity.
+ * Programs: signatures, `ax()`/`AxGen`, flows, `axMCPChat`, and the execution context
+ * (`mcp`, `ucp`, `mcpContext`, `mcpInheritance`) with tool bindings that keep client identity.
  * Knows nothing of transports.
  */
 
@@ -67,6 +67,8 @@ export {
   type AxToolBinding,
   type AxToolset,
   AxToolsetBuilder,
+  type AxUCPOperationBinding,
 } from './tool-bindings.js';
 export type { AxMCPProgramEvent } from './tool-calls.js';
 export { DEFAULT_MAX_STEPS } from './tool-loop.js';
+export type { AxProgramUCPClient, AxUCPClients } from './ucp-context.js';

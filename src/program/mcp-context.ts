@@ -6,7 +6,8 @@
 import type { AxMCPClient } from '../client/client.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
 import { instance, kindOf, object, oneOf, type Shape, string } from '../options/check.js';
-import { AxProgramError, assertProgramOptions } from './errors.js';
+import { AxProgramError, assertProgramOptions, programOptionsError } from './errors.js';
+import { type AxProgramUCPClient, type AxUCPClients, UCP_CLIENTS } from './ucp-context.js';
 
 /**
  * What programs use of an MCP client. {@link AxMCPClient} satisfies it; programs only call
@@ -87,6 +88,7 @@ export const EXECUTION_CONTEXT: Shape = instance(
 );
 
 const CLIENTS_ARGUMENT = object({ mcp: MCP_CLIENTS });
+const UCP_ARGUMENT = object({ ucp: UCP_CLIENTS });
 const INHERITANCE_ARGUMENT = object({ mcpInheritance: MCP_INHERITANCE });
 
 interface TrackedTask {
@@ -112,12 +114,16 @@ class InitMemo {
 }
 
 /**
- * The clients a program run may use. Create one with {@link AxMCPExecutionContext.create};
- * nested programs get {@link AxMCPExecutionContext.derive}d children.
+ * The clients a program run may use: MCP clients (`mcp.<namespace>`) and UCP clients
+ * (`ucp.<namespace>`), one namespace each across both. Create one with
+ * {@link AxMCPExecutionContext.create}; nested programs get {@link AxMCPExecutionContext.derive}d
+ * children.
  */
 export class AxMCPExecutionContext {
   readonly #clients: readonly AxProgramMCPClient[];
   readonly #byNamespace: ReadonlyMap<string, AxProgramMCPClient>;
+  readonly #ucpClients: readonly AxProgramUCPClient[];
+  readonly #ucpByNamespace: ReadonlyMap<string, AxProgramUCPClient>;
   readonly #memo: InitMemo;
   readonly #parent: AxMCPExecutionContext | undefined;
   readonly #evaluation: AxMCPEvaluationMode | undefined;
@@ -125,29 +131,42 @@ export class AxMCPExecutionContext {
 
   private constructor(
     clients: readonly AxProgramMCPClient[],
+    ucpClients: readonly AxProgramUCPClient[],
     memo: InitMemo,
     parent: AxMCPExecutionContext | undefined,
     evaluation: AxMCPEvaluationMode | undefined,
   ) {
     this.#byNamespace = indexClients(clients);
     this.#clients = Object.freeze([...this.#byNamespace.values()]);
+    this.#ucpByNamespace = indexUCPClients(ucpClients, this.#byNamespace);
+    this.#ucpClients = Object.freeze([...this.#ucpByNamespace.values()]);
     this.#memo = memo;
     this.#parent = parent;
     this.#evaluation = evaluation;
-    if (evaluation === 'replay') for (const client of this.#clients) refuseLive(client);
+    if (evaluation === 'replay') {
+      for (const client of this.#clients) refuseLive(client);
+      for (const client of this.#ucpClients) refuseLiveUCP(client);
+    }
   }
 
   /**
-   * A root context. Duplicate namespaces throw `duplicate_namespace`. With `evaluation`, it and
-   * every context derived from it belong to an evaluation: in `'replay'` mode a client with a
-   * live server behind it, given here or to any nested program, throws `live_mcp_in_evaluation`
-   * before anything is sent.
+   * A root context. Duplicate MCP namespaces throw `duplicate_namespace`; a UCP client whose
+   * namespace another client (MCP or UCP) has throws `invalid_options`. With `evaluation`, it
+   * and every context derived from it belong to an evaluation: in `'replay'` mode a client
+   * with a live server behind it, given here or to any nested program, throws
+   * `live_mcp_in_evaluation` before anything is sent (every UCP client: a business is live).
    */
   static create(
     clients?: AxMCPClients,
-    options: { evaluation?: AxMCPEvaluationMode } = {},
+    options: { evaluation?: AxMCPEvaluationMode; ucp?: AxUCPClients } = {},
   ): AxMCPExecutionContext {
-    return new AxMCPExecutionContext(clientList(clients), new InitMemo(), undefined, options.evaluation);
+    return new AxMCPExecutionContext(
+      clientList(clients),
+      ucpClientList(options.ucp),
+      new InitMemo(),
+      undefined,
+      options.evaluation,
+    );
   }
 
   /** The evaluation this context belongs to, if any. */
@@ -156,18 +175,46 @@ export class AxMCPExecutionContext {
   }
 
   /**
-   * A child context: what `inheritance` lets through from this one, plus `own` clients.
-   * The same client object may be both inherited and owned; two different clients with
-   * one namespace throw `duplicate_namespace`.
+   * A child context: what `inheritance` lets through from this one (MCP and UCP namespaces
+   * alike), plus `own` clients and `ownUCP` clients. The same client object may be both
+   * inherited and owned; two different MCP clients with one namespace throw
+   * `duplicate_namespace`, a UCP client sharing a namespace with another client
+   * `invalid_options`.
    */
-  derive(inheritance: AxMCPInheritance = 'all', own?: AxMCPClients): AxMCPExecutionContext {
+  derive(
+    inheritance: AxMCPInheritance = 'all',
+    own?: AxMCPClients,
+    ownUCP?: AxUCPClients,
+  ): AxMCPExecutionContext {
     assertProgramOptions(
       INHERITANCE_ARGUMENT,
       { mcpInheritance: inheritance },
       'AxMCPExecutionContext.derive',
     );
     const inherited = this.#select(inheritance);
-    return new AxMCPExecutionContext([...inherited, ...clientList(own)], this.#memo, this, this.#evaluation);
+    const inheritedUCP = this.#selectUCP(inheritance);
+    return new AxMCPExecutionContext(
+      [...inherited, ...clientList(own)],
+      [...inheritedUCP, ...ucpClientList(ownUCP)],
+      this.#memo,
+      this,
+      this.#evaluation,
+    );
+  }
+
+  /** The UCP clients, one per namespace, in the order they were given. */
+  get ucpClients(): readonly AxProgramUCPClient[] {
+    return this.#ucpClients;
+  }
+
+  /** The namespaces of the UCP clients. */
+  get ucpNamespaces(): string[] {
+    return [...this.#ucpByNamespace.keys()];
+  }
+
+  /** The UCP client of a namespace. */
+  ucpClient(namespace: string): AxProgramUCPClient | undefined {
+    return this.#ucpByNamespace.get(namespace);
   }
 
   /** The clients, one per namespace, in the order they were given. */
@@ -228,6 +275,12 @@ export class AxMCPExecutionContext {
     return tasks.map((task) => ({ namespace: task.client.namespace, taskId: task.taskId }));
   }
 
+  #selectUCP(inheritance: AxMCPInheritance): AxProgramUCPClient[] {
+    if (inheritance === 'all') return [...this.#ucpClients];
+    if (inheritance === 'none') return [];
+    return this.#ucpClients.filter((client) => (inheritance as readonly string[]).includes(client.namespace));
+  }
+
   #select(inheritance: AxMCPInheritance): AxProgramMCPClient[] {
     if (inheritance === 'all') return [...this.#clients];
     if (inheritance === 'none') return [];
@@ -238,9 +291,11 @@ export class AxMCPExecutionContext {
         throw new AxProgramError('invalid_inheritance', `mcpInheritance names "${namespace}" twice`);
       }
       seen.add(namespace);
+      if (this.#ucpByNamespace.has(namespace)) continue;
       const client = this.#byNamespace.get(namespace);
       if (!client) {
-        const known = this.namespaces.map((name) => `"${name}"`).join(', ') || 'none';
+        const known =
+          [...this.namespaces, ...this.ucpNamespaces].map((name) => `"${name}"`).join(', ') || 'none';
         throw new AxProgramError(
           'invalid_inheritance',
           `mcpInheritance names "${namespace}", which the parent context does not have (it has ${known})`,
@@ -268,6 +323,40 @@ export function isMCPClient(value: unknown): value is AxProgramMCPClient {
     typeof candidate.callToolOutcome === 'function' &&
     typeof candidate.inspectCatalog === 'function'
   );
+}
+
+/** The `ucp` option as a list; a value that is not a UCP client throws `invalid_options` (path `ucp[1]`). */
+export function ucpClientList(clients: AxUCPClients | undefined): AxProgramUCPClient[] {
+  if (clients === undefined) return [];
+  assertProgramOptions(UCP_ARGUMENT, { ucp: clients }, 'AxMCPExecutionContext');
+  return Array.isArray(clients) ? [...clients] : [clients as AxProgramUCPClient];
+}
+
+/** UCP clients by namespace; a namespace an MCP client or another UCP client has is an options error. */
+function indexUCPClients(
+  clients: readonly AxProgramUCPClient[],
+  mcp: ReadonlyMap<string, AxProgramMCPClient>,
+): Map<string, AxProgramUCPClient> {
+  const byNamespace = new Map<string, AxProgramUCPClient>();
+  for (const client of clients) {
+    const existing = byNamespace.get(client.namespace);
+    if (existing === client) continue;
+    if (existing || mcp.has(client.namespace)) {
+      const other = existing ? 'another UCP client' : 'an MCP client';
+      throw programOptionsError(
+        'Program options',
+        {
+          path: 'ucp',
+          expected: 'a namespace no other client of the run has',
+          received: `'${client.namespace.slice(0, 64)}', which ${other} has too`,
+        },
+        `The UCP client "${client.namespace}" and ${other} share the namespace "${client.namespace}"; ` +
+          'give each client its own namespace',
+      );
+    }
+    byNamespace.set(client.namespace, client);
+  }
+  return byNamespace;
 }
 
 function indexClients(clients: readonly AxProgramMCPClient[]): Map<string, AxProgramMCPClient> {
@@ -304,14 +393,24 @@ function refuseLive(client: AxProgramMCPClient): void {
   );
 }
 
+function refuseLiveUCP(client: AxProgramUCPClient): void {
+  throw new AxProgramError(
+    'live_mcp_in_evaluation',
+    `Evaluation replays recorded sessions: the UCP client "${client.namespace}" talks to a live business, ` +
+      "and every run would repeat its side effects (orders, payments). Evaluate with evaluationMode: 'live' on purpose.",
+  );
+}
+
 /**
  * The context of one program run: the parent's (or an empty root's) clients filtered by
- * `inheritance`, plus the program's own clients. Callers have checked `mcpParent`'s shape.
+ * `inheritance`, plus the program's own MCP and UCP clients. Callers have checked
+ * `mcpParent`'s shape.
  */
 export function runContext(
   own: AxMCPClients | undefined,
   parent: AxMCPExecutionContext | undefined,
   inheritance: AxMCPInheritance | undefined,
+  ownUCP?: AxUCPClients,
 ): AxMCPExecutionContext {
-  return (parent ?? AxMCPExecutionContext.create()).derive(inheritance ?? 'all', own);
+  return (parent ?? AxMCPExecutionContext.create()).derive(inheritance ?? 'all', own, ownUCP);
 }

@@ -1,14 +1,18 @@
 /**
- * Tool bindings: MCP tools and functions as the provider sees them. An MCP binding keeps
- * the client's identity (namespace, tool, `mcp:<namespace>:<tool>`). Bindings are cached
- * per client and catalog revision, and the provider tool list per set of revisions, so a
- * step does no schema work unless a catalog changed.
+ * Tool bindings: MCP tools, UCP operations and functions as the provider sees them. An MCP
+ * binding keeps the client's identity (namespace, tool, `mcp:<namespace>:<tool>`), a UCP
+ * binding its client's (namespace, operation, `ucp:<namespace>:<operation>`). Bindings are
+ * cached per client and catalog revision, and the provider tool list per set of revisions, so
+ * a step does no schema work unless a catalog changed. A UCP client's operations are those its
+ * negotiation allows, read once (the first build connects it).
  */
 import type { AxAITool } from '../ai/types.js';
 import type { AxMCPTool, AxMCPToolAnnotations } from '../protocol/messages.js';
+import type { AxUCPOperation } from '../ucp/operations.js';
 import { AxProgramError } from './errors.js';
 import type { AxFunction } from './functions.js';
 import type { AxMCPExecutionContext, AxProgramMCPClient } from './mcp-context.js';
+import { type AxProgramUCPClient, offeredOperations, operationInfo } from './ucp-context.js';
 
 /** How MCP tools are named at the provider: the bare tool name, or `<namespace>__<tool>`. */
 export type AxMCPToolNaming = 'bare' | 'namespaced';
@@ -35,8 +39,25 @@ export interface AxFunctionBinding {
   readonly fn: AxFunction;
 }
 
+/**
+ * A UCP operation bound to the client that runs it. The provider sees it as
+ * `<namespace>__<operation>` with dots as underscores (`shop__checkout_complete`), whatever
+ * `mcpToolNames` says: operation names are the same at every business.
+ */
+export interface AxUCPOperationBinding {
+  readonly kind: 'ucp';
+  /** The name the provider sees. */
+  readonly name: string;
+  readonly namespace: string;
+  /** The UCP operation (`checkout.complete`). */
+  readonly operation: AxUCPOperation;
+  /** `ucp:<namespace>:<operation>`. */
+  readonly componentId: string;
+  readonly client: AxProgramUCPClient;
+}
+
 /** A tool the model may call. */
-export type AxToolBinding = AxMCPToolBinding | AxFunctionBinding;
+export type AxToolBinding = AxMCPToolBinding | AxUCPOperationBinding | AxFunctionBinding;
 
 /** The tools of one step: provider definitions and the binding behind each name. */
 export interface AxToolset {
@@ -96,18 +117,29 @@ export class AxToolsetBuilder {
    */
   async build(signal?: AbortSignal): Promise<AxToolset> {
     const clients = this.#context.clients;
+    const ucpClients = this.#context.ucpClients;
     await Promise.all(clients.map((client) => this.#context.initialize(client, signal)));
     const current = this.#current;
     if (current && current.key === this.#key()) return current;
-    const perClient = await Promise.all(clients.map((client) => clientTools(client, signal)));
-    const key = clients.map((client, i) => `${client.namespace}@${perClient[i]?.revision}`).join('|');
+    const [perClient, perUCPClient] = await Promise.all([
+      Promise.all(clients.map((client) => clientTools(client, signal))),
+      Promise.all(ucpClients.map((client) => offeredOperations(client, signal))),
+    ]);
+    const key = [
+      ...clients.map((client, i) => `${client.namespace}@${perClient[i]?.revision}`),
+      ...ucpClients.map((client) => `ucp:${client.namespace}`),
+    ].join('|');
     if (current && current.key === key) return current;
-    this.#current = assemble(key, clients, perClient, this.#functions, this.#naming);
+    const ucp = ucpClients.map((client, i) => ({ client, operations: perUCPClient[i] ?? [] }));
+    this.#current = assemble(key, clients, perClient, ucp, this.#functions, this.#naming);
     return this.#current;
   }
 
   #key(): string {
-    return this.#context.clients.map((client) => `${client.namespace}@${client.catalogRevision}`).join('|');
+    return [
+      ...this.#context.clients.map((client) => `${client.namespace}@${client.catalogRevision}`),
+      ...this.#context.ucpClients.map((client) => `ucp:${client.namespace}`),
+    ].join('|');
   }
 }
 
@@ -115,6 +147,7 @@ function assemble(
   key: string,
   clients: readonly AxProgramMCPClient[],
   perClient: readonly ClientTools[],
+  ucp: readonly { client: AxProgramUCPClient; operations: readonly AxUCPOperation[] }[],
   functions: readonly AxFunction[],
   naming: AxMCPToolNaming,
 ): AxToolset {
@@ -156,6 +189,24 @@ function assemble(
       add(binding, providerTool(binding));
     }
   });
+  for (const { client, operations } of ucp) {
+    for (const operation of operations) {
+      const binding: AxUCPOperationBinding = {
+        kind: 'ucp',
+        name: providerName(client.namespace, operation, 'namespaced'),
+        namespace: client.namespace,
+        operation,
+        componentId: `ucp:${client.namespace}:${operation}`,
+        client,
+      };
+      const info = operationInfo(operation, client);
+      add(binding, {
+        name: binding.name,
+        description: `${info.description} (UCP operation ${binding.componentId})`,
+        parameters: info.parameters,
+      });
+    }
+  }
   return Object.freeze({ key, tools: Object.freeze(tools), byName });
 }
 

@@ -1,8 +1,10 @@
 /**
  * Running the tool calls a model asked for. MCP calls go through the client (so
  * `authorizeToolCall`, concurrency, tasks and cancellation apply) and keep the raw result;
- * a denial or an argument the server rejects goes back to the model as an error it can act
- * on; anything uncertain ends the run, and a call is never replayed.
+ * UCP operations go through their client (`authorizeOperation`, idempotency keys) and return
+ * the business's response as JSON, payment credentials redacted. A denial or an argument the
+ * server rejects goes back to the model as an error it can act on; anything uncertain ends the
+ * run, and a call is never replayed.
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { AxAIService, AxAIToolCall, AxAIToolMessage } from '../ai/types.js';
@@ -12,7 +14,13 @@ import { AxMCPError, AxMCPProtocolError, RPC } from '../protocol/errors.js';
 import type { AxMCPProgress } from '../protocol/messages.js';
 import { AxFunctionError } from './functions.js';
 import type { AxMCPExecutionContext } from './mcp-context.js';
-import type { AxFunctionBinding, AxMCPToolBinding, AxToolset } from './tool-bindings.js';
+import type {
+  AxFunctionBinding,
+  AxMCPToolBinding,
+  AxToolset,
+  AxUCPOperationBinding,
+} from './tool-bindings.js';
+import { runUCPOperation } from './ucp-context.js';
 
 /** What an MCP tool call reports while it runs: on its own channel, never in the outputs. */
 export type AxMCPProgramEvent =
@@ -32,6 +40,10 @@ export type AxMCPProgramEvent =
       toolCallId: string;
       task: AxMCPTask;
     }
+  /**
+   * The host refused a call (`authorizeToolCall`, or for a UCP operation `authorizeOperation`:
+   * then `tool` is the operation and `componentId` is `ucp:<namespace>:<operation>`).
+   */
   | {
       type: 'refused';
       namespace: string;
@@ -93,6 +105,9 @@ function runToolCall(
     'ax.tool.name': call.name.slice(0, 80),
     'ax.tool.component_id': binding?.componentId ?? 'unknown',
     ...(binding?.kind === 'mcp' ? { 'ax.mcp.namespace': binding.namespace } : {}),
+    ...(binding?.kind === 'ucp'
+      ? { 'ax.ucp.namespace': binding.namespace, 'ax.ucp.operation': binding.operation }
+      : {}),
   };
   return tracer.startActiveSpan('ax.program.tool_call', { attributes }, async (span) => {
     try {
@@ -121,12 +136,49 @@ async function runBoundCall(
     ...(isError ? { isError: true } : {}),
   });
   const binding = toolset.byName.get(call.name);
-  if (!binding)
-    return reply(`There is no tool named "${call.name.slice(0, 80)}". Use one of the listed tools.`);
+  if (!binding) return reply(unknownTool(call.name, toolset));
   const args = parseArguments(call.arguments);
   if (typeof args === 'string') return reply(`The arguments of ${call.name} are not valid: ${args}`);
   if (binding.kind === 'function') return runFunction(binding, args, call, env, reply);
+  if (binding.kind === 'ucp') return runUCP(binding, args, call, env, reply);
   return runMCPTool(binding, args, call, env, reply);
+}
+
+/** One UCP operation; the `refused` event carries the operation as `tool`. */
+async function runUCP(
+  binding: AxUCPOperationBinding,
+  args: Record<string, unknown>,
+  call: AxAIToolCall,
+  env: ToolCallEnvironment,
+  reply: (content: string, isError?: boolean) => AxAIToolMessage,
+): Promise<AxAIToolMessage> {
+  const outcome = await runUCPOperation(binding.client, binding.operation, args, env.signal);
+  if (outcome.kind === 'result') return reply(JSON.stringify(outcome.value) ?? 'null', false);
+  if (outcome.kind === 'refused') {
+    env.emit({
+      type: 'refused',
+      namespace: binding.namespace,
+      tool: binding.operation,
+      componentId: binding.componentId,
+      toolCallId: call.id,
+      reason: outcome.reason,
+    });
+    return reply(outcome.reason);
+  }
+  return reply(outcome.message);
+}
+
+/** What the model is told of a name no tool has; a UCP namespace's prefix gets its operations listed. */
+function unknownTool(name: string, toolset: AxToolset): string {
+  const shown = `There is no tool named "${name.slice(0, 80)}".`;
+  for (const binding of toolset.byName.values()) {
+    if (binding.kind !== 'ucp' || !name.startsWith(`${binding.name.split('__')[0]}__`)) continue;
+    const offered = [...toolset.byName.values()]
+      .filter((other) => other.kind === 'ucp' && other.namespace === binding.namespace)
+      .map((other) => other.name);
+    return `${shown} The UCP business "${binding.namespace}" offers: ${offered.join(', ')}.`;
+  }
+  return `${shown} Use one of the listed tools.`;
 }
 
 function parseArguments(text: string): Record<string, unknown> | string {

@@ -108,6 +108,14 @@ export interface AxUCPClientOptions {
   ) => AxUCPAuthorizationDecision | Promise<AxUCPAuthorizationDecision>;
   /** More operations that need `authorizeOperation` (for example `checkout.cancel`). */
   requireAuthorization?: readonly AxUCPOperation[];
+  /**
+   * Supplies the payment of `checkout.complete` (its instruments, credentials included) after
+   * `authorizeOperation` allowed it. With it, no credential passes through a program, an
+   * agent or their state: the model completes a checkout by its id alone, and a `payment` in
+   * the arguments is refused with nothing sent. The payment is resolved once per call, so a
+   * retry sends the same bytes under the same idempotency key.
+   */
+  payment?: (request: AxUCPPaymentRequest) => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The underlying fetch (default: the global `fetch`); wrapped in the SSRF guard. */
   fetch?: AxMCPFetch;
   /** Deadline of one HTTP exchange (default 30 000 ms). */
@@ -124,6 +132,17 @@ export interface AxUCPClientOptions {
    * Sign its requests with `axUCPSigningAuthentication` in its transport's `authentication`.
    */
   mcp?: AxMCPClient;
+}
+
+/** What {@link AxUCPClientOptions.payment} is asked for: the checkout about to be completed. */
+export interface AxUCPPaymentRequest {
+  namespace: string;
+  /** The business's origin. */
+  business: string;
+  checkoutId: string;
+  /** The checkout as this client last saw it, credentials redacted (if it saw it). */
+  checkout: unknown;
+  signal?: AbortSignal;
 }
 
 /** Per-call options. */
@@ -165,6 +184,7 @@ const CLIENT_OPTIONS = object(
     }),
     ssrfProtection: SSRF_PROTECTION,
     authorizeOperation: func('a function (request) => boolean | { allow, reason? }'),
+    payment: func('a function (request) => the payment object'),
     requireAuthorization: array(
       instance('a UCP operation name', (v) => typeof v === 'string' && isUCPOperation(v)),
     ),
@@ -257,6 +277,11 @@ export class AxUCPClient {
   }
 
   /** The negotiation, once {@link connect} finished. */
+  /** Whether `checkout.complete` takes its payment from the `payment` option (not from arguments). */
+  get suppliesPayment(): boolean {
+    return this.#options.payment !== undefined;
+  }
+
   get negotiation(): AxUCPNegotiation | undefined {
     return this.#negotiated;
   }
@@ -357,8 +382,48 @@ export class AxUCPClient {
         context,
       );
     }
+    const supplied = operation === 'checkout.complete' ? this.#options.payment : undefined;
+    if (supplied && 'payment' in body) {
+      throw new AxUCPError(
+        'invalid_argument',
+        `${operation}: the payment comes from the client's payment option, not from the arguments: nothing was sent`,
+        context,
+      );
+    }
     if (this.#commits.has(operation))
       await this.#authorize(operation, id as string | undefined, body, options);
+    let sent = body;
+    if (supplied) {
+      const checkoutId = id as string;
+      const request: AxUCPPaymentRequest = {
+        namespace: this.namespace,
+        business: this.#profileURL.origin,
+        checkoutId,
+        checkout: redactCredentials(this.#checkouts.get(checkoutId)),
+      };
+      if (options.signal) request.signal = options.signal;
+      let payment: unknown;
+      try {
+        payment = await supplied(request);
+      } catch (cause) {
+        throw new AxUCPError(
+          'invalid_argument',
+          `${operation}: the payment option failed: nothing was sent`,
+          {
+            ...context,
+            cause,
+          },
+        );
+      }
+      if (typeof payment !== 'object' || payment === null || Array.isArray(payment)) {
+        throw new AxUCPError(
+          'invalid_argument',
+          `${operation}: the payment option must return an object: nothing was sent`,
+          context,
+        );
+      }
+      sent = { ...body, payment };
+    }
     const idempotencyKey = spec.mutating ? (options.idempotencyKey ?? crypto.randomUUID()) : undefined;
     let json: unknown;
     let status = 200;
@@ -375,7 +440,7 @@ export class AxUCPClient {
         operation,
         profileURL: this.#platform.url,
         id: id as string | undefined,
-        body: spec.body ? body : undefined,
+        body: spec.body ? sent : undefined,
         idempotencyKey,
         signal: options.signal,
       };
@@ -389,7 +454,7 @@ export class AxUCPClient {
       );
       const request: Parameters<typeof exchange>[1] = { method: spec.method, url, operation };
       if (options.signal) request.signal = options.signal;
-      if (spec.body) request.body = new TextEncoder().encode(JSON.stringify(body));
+      if (spec.body) request.body = new TextEncoder().encode(JSON.stringify(sent));
       if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;
       const response = await this.#withRetries(operation, idempotencyKey, options.signal, context, () =>
         exchange(this.#settings, request),

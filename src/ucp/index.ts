@@ -5,6 +5,7 @@ export {
   AxUCPClient,
   type AxUCPClientOptions,
   type AxUCPOperationAuthorizationRequest,
+  type AxUCPPaymentRequest,
   type AxUCPResource,
   type AxUCPRetryOptions,
   type AxUCPSigningOptions,

@@ -34,6 +34,7 @@ import {
 import { EVENT_CONTEXT } from '../shapes.js';
 import type { AxMCPProgramEvent } from '../tool-calls.js';
 import { type AxModelSettings, MODEL_SETTINGS_KEYS } from '../tool-loop.js';
+import { type AxUCPClients, UCP_CLIENTS } from '../ucp-context.js';
 import type { AxAgentEvent } from './actor.js';
 import type { AxAgent } from './agent.js';
 import {
@@ -55,6 +56,12 @@ export interface AxAgentOptions extends AxModelSettings {
   id?: string;
   /** MCP clients the actor reaches as `mcp.<namespace>` (one or an array). */
   mcp?: AxMCPClients;
+  /**
+   * UCP clients the actor reaches as `ucp.<namespace>.<operation>(args)`
+   * (`ucp.shop.checkout.complete({ id, payment })`), one or an array. A namespace is used by
+   * one client only, MCP or UCP.
+   */
+  ucp?: AxUCPClients;
   /** What it inherits from a parent's context (default `'all'`). */
   mcpInheritance?: AxMCPInheritance;
   /**
@@ -83,6 +90,8 @@ export interface AxAgentOptions extends AxModelSettings {
 /** Options of one run. Where they overlap with {@link AxAgentOptions}, these win. */
 export interface AxAgentForwardOptions extends AxModelSettings {
   mcp?: AxMCPClients;
+  /** UCP clients of this run (instead of the agent's). */
+  ucp?: AxUCPClients;
   mcpInheritance?: AxMCPInheritance;
   /** The context of the program this run is nested in (parent agents and flows pass it). */
   mcpParent?: AxMCPExecutionContext;
@@ -127,6 +136,7 @@ export const AGENT_OPTIONS = object(
     description: string(),
     id: string({ nonEmpty: true }),
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     mcpInheritance: MCP_INHERITANCE,
     functionDiscovery: anyOf(
       boolean(),
@@ -168,6 +178,7 @@ export const AGENT_FORWARD_OPTIONS = object(
   {
     ...MODEL_SETTINGS_KEYS,
     mcp: MCP_CLIENTS,
+    ucp: UCP_CLIENTS,
     mcpInheritance: MCP_INHERITANCE,
     mcpParent: EXECUTION_CONTEXT,
     abortSignal: ABORT_SIGNAL,

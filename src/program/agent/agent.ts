@@ -1,7 +1,8 @@
 /**
  * `agent(signature, options)` / {@link AxAgent}: a code-acting agent. An actor loop writes
  * JavaScript steps that run in a QuickJS sandbox where MCP is reachable only through
- * `mcp.<namespace>.…`; a responder then turns the evidence into the signature's outputs.
+ * `mcp.<namespace>.…` and UCP only through `ucp.<namespace>.<operation>(args)`; a responder
+ * then turns the evidence into the signature's outputs.
  */
 import type { AxAIContentPart, AxAIService } from '../../ai/types.js';
 import type { AxEventInputField } from '../../events/input.js';
@@ -121,7 +122,7 @@ export class AxAgent<
     });
     this.#contextFields = new Set(options.contextFields ?? []);
     this.#limits = resolveLimits(options.limits);
-    runContext(options.mcp, undefined, undefined);
+    runContext(options.mcp, undefined, undefined, options.ucp);
     this.#responder = responderProgram(
       this.signature,
       this.#contextFields,
@@ -272,6 +273,7 @@ export class AxAgent<
         options.mcp ?? defaults.mcp,
         options.mcpParent,
         options.mcpInheritance ?? defaults.mcpInheritance,
+        options.ucp ?? defaults.ucp,
       );
       for (const child of this.#agents.values()) child.#checkInheritance(context);
       for (const client of context.clients) this.#clients.set(client.namespace, client);
@@ -298,6 +300,7 @@ export class AxAgent<
       });
       session = await SandboxSession.open(host, this.#limits, {
         namespaces: index.toolNames(),
+        ucp: index.ucpOperations(),
         agents: [...this.#agents.keys()],
         functions: this.#functions.map((fn) => fn.name),
         inputs: JSON.stringify(start.values),
@@ -399,7 +402,7 @@ export class AxAgent<
   }
 
   #checkInheritance(parent: AxMCPExecutionContext): void {
-    parent.derive(this.#options.mcpInheritance ?? 'all', this.#options.mcp);
+    parent.derive(this.#options.mcpInheritance ?? 'all', this.#options.mcp, this.#options.ucp);
   }
 }
 

@@ -1,21 +1,27 @@
 /**
  * What the actor can call, with compact documentation: MCP tools and prompts per client
- * (read from each catalog and re-read only when its revision changes), host functions and
- * child agents. Without discovery the actor's prompt lists every path; with it, only the
- * namespaces, and `discover(query)` searches this index.
+ * (read from each catalog and re-read only when its revision changes), UCP operations per
+ * client (those its negotiation allows, read once), host functions and child agents. Without
+ * discovery the actor's prompt lists every path; with it, only the namespaces, and
+ * `discover(query)` searches this index.
  */
 import type { AxMCPTool } from '../../protocol/messages.js';
+import type { AxUCPOperation } from '../../ucp/operations.js';
 import type { AxFunction } from '../functions.js';
 import type { AxMCPExecutionContext, AxProgramMCPClient } from '../mcp-context.js';
 import type { AxField } from '../signature.js';
 import { modelVisible } from '../tool-bindings.js';
+import { type AxProgramUCPClient, offeredOperations, operationInfo } from '../ucp-context.js';
 
 /** One callable path and its documentation. */
 export interface AgentCallable {
-  /** `mcp.docs.tools.echo`, `mcp.docs.prompts.get:greeting`, `functions.lookup`, `agents.researcher`. */
+  /**
+   * `mcp.docs.tools.echo`, `mcp.docs.prompts.get:greeting`, `ucp.shop.checkout.complete`,
+   * `functions.lookup`, `agents.researcher`.
+   */
   readonly path: string;
-  readonly kind: 'tool' | 'prompt' | 'function' | 'agent';
-  /** The MCP namespace, or `functions` / `agents`. */
+  readonly kind: 'tool' | 'prompt' | 'ucp' | 'function' | 'agent';
+  /** The MCP or UCP namespace, or `functions` / `agents`. */
   readonly namespace: string;
   readonly name: string;
   /** How to call it, with compact argument types. */
@@ -57,6 +63,10 @@ export class CallableIndex {
   readonly #context: AxMCPExecutionContext;
   readonly #host: AgentCallable[];
   readonly #clients = new Map<AxProgramMCPClient, ClientEntry>();
+  readonly #ucp = new Map<
+    AxProgramUCPClient,
+    { operations: readonly AxUCPOperation[]; callables: AgentCallable[] }
+  >();
 
   constructor(
     context: AxMCPExecutionContext,
@@ -80,6 +90,16 @@ export class CallableIndex {
 
   /** Initializes the clients and re-reads catalogs whose revision changed; true if any did. */
   async refresh(signal: AbortSignal): Promise<boolean> {
+    const fresh = this.#context.ucpClients.filter((client) => !this.#ucp.has(client));
+    await Promise.all(
+      fresh.map(async (client) => {
+        const operations = await offeredOperations(client, signal);
+        this.#ucp.set(client, {
+          operations,
+          callables: operations.map((operation) => ucpCallable(client, operation)),
+        });
+      }),
+    );
     const clients = this.#context.clients;
     await Promise.all(clients.map((client) => this.#context.initialize(client, signal)));
     const stale = clients.filter((client) => this.#clients.get(client)?.revision !== client.catalogRevision);
@@ -135,15 +155,30 @@ export class CallableIndex {
     return names;
   }
 
+  /** Operations per UCP namespace, for the sandbox's `ucp.<namespace>.<operation>`. */
+  ucpOperations(): Record<string, string[]> {
+    const names: Record<string, string[]> = Object.create(null);
+    for (const client of this.#context.ucpClients)
+      names[client.namespace] = [...(this.#ucp.get(client)?.operations ?? [])];
+    return names;
+  }
+
+  /** The operations a UCP namespace offers (`undefined`: no such UCP client in this run). */
+  ucpOffered(namespace: string): readonly AxUCPOperation[] | undefined {
+    const client = this.#context.ucpClient(namespace);
+    return client ? (this.#ucp.get(client)?.operations ?? []) : undefined;
+  }
+
   /** The tool definition behind `mcp.<namespace>.tools.<name>`, if the catalog has it. */
   tool(namespace: string, name: string): AxMCPTool | undefined {
     const client = this.#context.client(namespace);
     return client ? this.#clients.get(client)?.tools.get(name) : undefined;
   }
 
-  /** Every callable: MCP tools and prompts, functions, child agents. */
+  /** Every callable: MCP tools and prompts, UCP operations, functions, child agents. */
   all(): AgentCallable[] {
-    return [...this.#entries().flatMap((entry) => entry.callables), ...this.#host];
+    const ucp = this.#context.ucpClients.flatMap((client) => this.#ucp.get(client)?.callables ?? []);
+    return [...this.#entries().flatMap((entry) => entry.callables), ...ucp, ...this.#host];
   }
 
   /** Whether a path is still callable (after a catalog change). */
@@ -195,6 +230,20 @@ function hostCallable(
     name,
     usage: `${namespace}.${name}(${args})${returns}`,
     description,
+    untrusted: false,
+  };
+}
+
+function ucpCallable(client: AxProgramUCPClient, operation: AxUCPOperation): AgentCallable {
+  const namespace = client.namespace;
+  const info = operationInfo(operation, client);
+  return {
+    path: `ucp.${namespace}.${operation}`,
+    kind: 'ucp',
+    namespace,
+    name: operation,
+    usage: `ucp.${namespace}.${operation}(${argsType(info.parameters)})`,
+    description: `${info.description} (UCP)`,
     untrusted: false,
   };
 }

@@ -9,6 +9,7 @@
 /** Names the actor cannot replace: the runtime's own globals. */
 export const RESERVED_GLOBALS = Object.freeze([
   'mcp',
+  'ucp',
   'agents',
   'functions',
   'discover',
@@ -22,6 +23,8 @@ export const RESERVED_GLOBALS = Object.freeze([
 export interface GuestShape {
   /** Per namespace: the tool names callable as `mcp.<namespace>.tools.<name>`. */
   namespaces: Record<string, string[]>;
+  /** Per UCP namespace: the operations callable as `ucp.<namespace>.<operation>` (`checkout.complete`). */
+  ucp?: Record<string, string[]>;
   agents: string[];
   functions: string[];
   /** JSON text of the `inputs` global. */
@@ -142,6 +145,52 @@ export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeT
     defineProperty: () => false,
     deleteProperty: () => false,
   });
+  // ucp.<namespace>.<group>.<name>(args): the operations offered are own properties; any other
+  // path still reaches the host, which answers with an error naming what the namespace offers.
+  const ucpGroup = (name, group, known) =>
+    new Proxy(freeze(known || Object.create(null)), {
+      get: (object, key) => {
+        if (typeof key !== 'string' || Object.prototype.hasOwnProperty.call(object, key)) return object[key];
+        if (NOT_TOOLS.has(key) || UNSAFE.has(key)) return undefined;
+        return (args) => send(['ucp', name, group, key], [args]);
+      },
+      set: () => false,
+      defineProperty: () => false,
+      deleteProperty: () => false,
+    });
+  const ucpNamespace = (name, operations) => {
+    const groups = Object.create(null);
+    for (const operation of operations) {
+      const [group, op] = operation.split('.');
+      if (op === undefined || UNSAFE.has(group) || UNSAFE.has(op)) continue;
+      if (!groups[group]) groups[group] = Object.create(null);
+      groups[group][op] = (args) => send(['ucp', name, group, op], [args]);
+    }
+    const target = Object.create(null);
+    for (const group of Object.keys(groups)) target[group] = ucpGroup(name, group, groups[group]);
+    return new Proxy(freeze(target), {
+      get: (object, key) => {
+        if (typeof key !== 'string' || Object.prototype.hasOwnProperty.call(object, key)) return object[key];
+        if (NOT_TOOLS.has(key) || UNSAFE.has(key)) return undefined;
+        return ucpGroup(name, key, undefined);
+      },
+      set: () => false,
+      defineProperty: () => false,
+      deleteProperty: () => false,
+    });
+  };
+  const ucpAttached = Object.create(null);
+  for (const name of Object.keys(shape.ucp || {})) if (!UNSAFE.has(name)) ucpAttached[name] = ucpNamespace(name, shape.ucp[name]);
+  const ucp = new Proxy(freeze(ucpAttached), {
+    get: (object, key) => {
+      if (typeof key !== 'string' || Object.prototype.hasOwnProperty.call(object, key)) return object[key];
+      if (NOT_TOOLS.has(key) || UNSAFE.has(key)) return undefined;
+      return ucpNamespace(key, []);
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
   const callables = (kind, names) => {
     const object = Object.create(null);
     for (const name of names) if (!UNSAFE.has(name)) object[name] = (args) => send([kind, name], [args]);
@@ -156,6 +205,7 @@ export const GUEST_BOOTSTRAP = `(function (hostCall, hostLog, hostSignal, shapeT
   };
   const globals = {
     mcp,
+    ucp,
     agents: callables('agents', shape.agents),
     functions: callables('functions', shape.functions),
     discover: (query) => send(['discover'], [query]),

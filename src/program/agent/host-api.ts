@@ -1,6 +1,8 @@
 /**
  * The host side of the actor's globals: every `mcp.<namespace>.…` path goes through the
- * client (so `authorizeToolCall`, concurrency limits, tasks and cancellation apply), child
+ * client (so `authorizeToolCall`, concurrency limits, tasks and cancellation apply), every
+ * `ucp.<namespace>.<operation>` through its UCP client (so `authorizeOperation` and
+ * idempotency keys apply; results have payment credentials redacted), child
  * agents and host functions run with the step's abort signal, and `discover` searches the
  * callable index. Results keep their raw MCP shape; images, audio and binary contents are
  * replaced by `media:` references so base64 never reaches the prompt.
@@ -8,9 +10,11 @@
 import type { AxAIService } from '../../ai/types.js';
 import type { AxEventContext } from '../../events/target.js';
 import { AxMCPError } from '../../protocol/errors.js';
+import { AxUCPError } from '../../ucp/errors.js';
 import type { AxFunction } from '../functions.js';
 import type { AxMCPExecutionContext } from '../mcp-context.js';
 import type { AxMCPProgramEvent } from '../tool-calls.js';
+import { runUCPOperation, unknownOperation } from '../ucp-context.js';
 import type { AgentCallable, CallableIndex } from './callables.js';
 import type { SandboxHost } from './sandbox.js';
 import type { AgentLedger, AgentMCPClient } from './state.js';
@@ -90,6 +94,7 @@ export class AgentHost implements SandboxHost {
         onMCPEvent: options.emit,
       });
     }
+    if (root === 'ucp' && name !== undefined) return this.#ucp(name, path.slice(2), args, signal, callId);
     if (root === 'mcp' && name !== undefined) {
       const client = options.context.client(name) ?? fail(notAttached(name, options.context));
       return this.#mcp(client as AgentMCPClient, path.slice(2), args, signal, callId);
@@ -176,6 +181,51 @@ export class AgentHost implements SandboxHost {
       throw new AgentCallError(`${where} failed: ${describe(error)}`, codeOf(error));
     }
     return fail(`${where} does not exist`);
+  }
+
+  async #ucp(
+    ns: string,
+    path: readonly string[],
+    args: readonly unknown[],
+    signal: AbortSignal,
+    toolCallId: string,
+  ): Promise<unknown> {
+    const { context, index, emit } = this.#options;
+    const client = context.ucpClient(ns) ?? fail(ucpNotAttached(ns, context));
+    const operation = path.join('.');
+    const offered = index.ucpOffered(ns) ?? [];
+    if (path.length !== 2 || !(offered as readonly string[]).includes(operation)) {
+      throw new AgentCallError(unknownOperation(ns, operation, offered), 'unknown_operation');
+    }
+    const where = `ucp.${ns}.${operation}`;
+    let outcome: Awaited<ReturnType<typeof runUCPOperation>>;
+    try {
+      outcome = await runUCPOperation(client, operation, objectArg(args[0]), signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      if (error instanceof AxUCPError && error.code === 'outcome_unknown') {
+        throw new AgentCallError(
+          `${where}: the outcome is unknown, it may have been done. Read the resource (for example ` +
+            `ucp.${ns}.checkout.get({ id })) before anything else; do not repeat the call.`,
+          error.code,
+        );
+      }
+      throw new AgentCallError(`${where} failed: ${describe(error)}`, codeOf(error));
+    }
+    if (outcome.kind === 'result') return outcome.value;
+    if (outcome.kind === 'refused') {
+      const componentId = `ucp:${ns}:${operation}`;
+      emit({
+        type: 'refused',
+        namespace: ns,
+        tool: operation,
+        componentId,
+        toolCallId,
+        reason: outcome.reason,
+      });
+      throw new AgentCallError(outcome.reason, 'authorization_denied');
+    }
+    throw new AgentCallError(outcome.message, outcome.code);
   }
 
   async #tool(
@@ -279,7 +329,14 @@ export class AgentCallError extends Error {
 }
 
 function codeOf(error: unknown): string | undefined {
-  return error instanceof AxMCPError ? error.code : undefined;
+  return error instanceof AxMCPError || error instanceof AxUCPError ? error.code : undefined;
+}
+
+/** `ucp.<name> is not attached to this agent (attached: ucp.shop)`. */
+function ucpNotAttached(name: string, context: AxMCPExecutionContext): string {
+  const attached = context.ucpNamespaces.map((namespace) => `ucp.${namespace}`);
+  const shown = JSON.stringify(name).slice(1, -1).slice(0, 80);
+  return `ucp.${shown} is not attached to this agent (attached: ${attached.length > 0 ? attached.join(', ') : 'none'})`;
 }
 
 /** `mcp.<name> is not attached to this agent (attached: mcp.a, mcp.b)`. */
@@ -294,7 +351,7 @@ function fail(message: string): never {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof AxMCPError) return `${error.code}: ${error.message}`;
+  if (error instanceof AxMCPError || error instanceof AxUCPError) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }
 
