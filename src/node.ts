@@ -1,6 +1,6 @@
 /**
  * ax-mcp/node: what needs Node — the stdio transport, the DNS-checked keep-alive
- * fetch, durable stores.
+ * fetch, durable stores, the `http` adapter of the UCP webhook source.
  */
 
 export { AxMCPNodeHTTPTransport, type AxMCPNodeHTTPTransportOptions } from './node/fast-transport.js';
@@ -34,3 +34,12 @@ export {
   type AxMCPStdioTransportOptions,
 } from './node/stdio/index.js';
 export { AxMCPFileTokenStore } from './node/token-store.js';
+export {
+  type AxUCPWebhookHandlerOptions,
+  type AxUCPWebhookListener,
+  type AxUCPWebhookListenerOptions,
+  type AxUCPWebhookReceiver,
+  type AxUCPWebhookRequestHandler,
+  axUCPWebhookHandler,
+  axUCPWebhookListener,
+} from './node/ucp/index.js';

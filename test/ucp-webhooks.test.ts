@@ -4,11 +4,12 @@
  * event correlated with the order; unsigned, tampered, foreign-key, stale and replayed
  * deliveries publish nothing.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AxEventContext } from '../src/events/index.js';
 import { AxEventRuntime, eventPath, eventRoute, eventTarget } from '../src/events/index.js';
+import { axUCPWebhookHandler } from '../src/node.js';
 import {
   AxUCPClient,
   AxUCPWebhookEventSource,
@@ -28,22 +29,6 @@ const placed = new Map<string, string>();
 const resumed: Array<{ instance: string; order: string | undefined }> = [];
 let profile: Record<string, unknown>;
 
-/** The Node adapter the test platform uses: IncomingMessage → Request. */
-async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  const body = Buffer.concat(chunks);
-  return new Request(new URL(req.url ?? '/', origin), {
-    method: req.method ?? 'GET',
-    headers,
-    ...(body.length > 0 ? { body } : {}),
-  });
-}
-
 async function post(headers: Record<string, string>, body: string): Promise<number> {
   const response = await fetch(`${platformURL}/webhooks/ucp`, { method: 'POST', headers, body });
   await response.arrayBuffer();
@@ -52,18 +37,17 @@ async function post(headers: Record<string, string>, body: string): Promise<numb
 
 beforeAll(async () => {
   const key = await generateUCPSigningKey('platform-2026');
-  platform = createServer((req, res) => {
-    if (req.url === '/.well-known/ucp') {
+  // The platform: the ax-mcp/node adapter for webhooks, its own profile beside it.
+  const webhooks = axUCPWebhookHandler(
+    { handle: (request) => source.handle(request) },
+    { path: '/webhooks/ucp' },
+  );
+  platform = createServer((req, res) =>
+    webhooks(req, res, () => {
+      if (req.url !== '/.well-known/ucp') return void res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
-      return;
-    }
-    toRequest(req, platformURL)
-      .then((request) => source.handle(request))
-      .then(async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers)).end(await response.text());
-      })
-      .catch(() => res.writeHead(500).end());
-  });
+    }),
+  );
   await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
   platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
   profile = {
