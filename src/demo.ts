@@ -13,6 +13,8 @@ export {
   AxMCPDemoServer,
   type AxMCPDemoServerOptions,
   type AxMCPDemoSessionState,
+  type AxMCPDemoShopState,
+  type AxMCPDemoShopWebhook,
   type AxMCPDemoState,
   type AxMCPDemoTask,
   type AxMCPDemoTaskStatus,

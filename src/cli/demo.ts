@@ -15,12 +15,14 @@ import {
   MCP_EVENT_TYPES,
   mcpTaskKey,
 } from '../index.js';
+import { shopTour } from './demo-shop.js';
 import { style } from './style.js';
 
 /**
  * The guided tour: a local dual-era demo server, then discovery, a subscription policy,
  * an update routed to a wake target, a catalog change reconciled, and a task whose
- * completion resumes exactly the continuation that owns it. No network, no API key.
+ * completion resumes exactly the continuation that owns it, and an order at the demo's UCP shop
+ * whose shipment resumes the run that placed it. No network, no API key.
  */
 export async function runDemo(out: (text: string) => void): Promise<number> {
   const step = (n: number, title: string) => out(`\n${style.bold(style.cyan(`${n}. ${title}`))}`);
@@ -159,10 +161,12 @@ export async function runDemo(out: (text: string) => void): Promise<number> {
     await Promise.race([done.promise, sleep(10_000)]);
     await runtime.close();
     await source.close();
-    out(
-      `\n${style.bold(resumed.includes('completed') && woken.length === 1 ? style.green('Done.') : style.red('Something did not happen.'))}`,
-    );
-    return resumed.includes('completed') && woken.length === 1 ? 0 : 1;
+
+    step(6, 'An order resumes the run that placed it when it ships');
+    const shipped = await shopTour(new URL(url).origin, note);
+    const ok = resumed.includes('completed') && woken.length === 1 && shipped;
+    out(`\n${style.bold(ok ? style.green('Done.') : style.red('Something did not happen.'))}`);
+    return ok ? 0 : 1;
   } finally {
     await client.close();
     await server.close();

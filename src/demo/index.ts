@@ -1,6 +1,6 @@
 /**
  * `ax-mcp/demo`: the dual-era demo MCP server (inventory resources, stock tools, a reindex task,
- * control endpoints), built on the official server SDK.
+ * control endpoints, a small UCP shop), built on the official server SDK.
  */
 export { type AxMCPDemoControls, AxMCPDemoError } from './control.js';
 export type { AxMCPDemoHeaderViolation } from './headers.js';
@@ -21,4 +21,5 @@ export {
   type AxMCPDemoSessionState,
   type AxMCPDemoState,
 } from './server.js';
+export type { AxMCPDemoShopState, AxMCPDemoShopWebhook } from './shop.js';
 export type { AxMCPDemoTask, AxMCPDemoTaskStatus } from './tasks.js';

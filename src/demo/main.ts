@@ -35,6 +35,7 @@ export async function startDemoFromEnv(
   const url = await server.start();
   out(`ax-mcp demo (${server.era}) listening on ${url}`);
   out(`control: ${url.replace(/\/mcp$/, '/control/state')}`);
+  if (server.shopState() !== undefined) out(`shop: ${url.replace(/\/mcp$/, '/.well-known/ucp')} (UCP)`);
   return server;
 }
 

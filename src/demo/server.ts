@@ -2,7 +2,8 @@
  * `AxMCPDemoServer`: the dual-era inventory MCP server of `ax-mcp/demo`, built on the official
  * server SDK. One endpoint (`/mcp`) serves 2026-07-28 requests through `createMcpHandler` and
  * 2025-11-25 sessions through the SDK's sessionful transport (routed with the SDK's own
- * `isLegacyRequest`), plus control endpoints (`/control/*`) on the same port.
+ * `isLegacyRequest`), plus control endpoints (`/control/*`) on the same port, and a small UCP
+ * shop at the same origin (`/.well-known/ucp`, `/ucp/v1/*`, `/control/shop/*`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -32,6 +33,7 @@ import { DEFAULT_CACHE_HINTS, type DemoCacheHints, type SurfaceDeps } from './mc
 import { type AxMCPDemoListenStream, ModernLeg } from './modern-leg.js';
 import { methodsOf } from './rpc.js';
 import { LegacySessions } from './sessions.js';
+import { type AxMCPDemoShopState, DemoShop } from './shop.js';
 import { type AxMCPDemoTask, type TaskRecord, TaskStore, taskSnapshot } from './tasks.js';
 
 /** Which protocol eras the endpoint serves. */
@@ -65,6 +67,8 @@ export interface AxMCPDemoServerOptions {
   maxSessions?: number;
   /** Modern listen streams open at once. Default 256. */
   maxStreams?: number;
+  /** Serve the UCP demo shop (`/.well-known/ucp`, `/ucp/v1/*`, `/control/shop/*`). Default true. */
+  shop?: boolean;
 }
 
 /** A legacy session as {@link AxMCPDemoState} reports it. */
@@ -110,6 +114,7 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
   readonly #legacy: LegacySessions | undefined;
   readonly #counts = { modern: new Map<string, number>(), legacy: new Map<string, number>() };
   readonly #violations: AxMCPDemoHeaderViolation[] = [];
+  readonly #shop: DemoShop | undefined;
   #http: BoundServer | undefined;
   #url: string | undefined;
   #closed = false;
@@ -133,6 +138,7 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
         for (const uri of uris) void this.emitResourceUpdated(uri);
       },
     };
+    if (options.shop !== false) this.#shop = new DemoShop({ loopbackOnly: isLoopbackHost(this.#host) });
     const keepAliveMs = options.keepAliveMs ?? 15_000;
     if (this.era !== 'legacy') {
       this.#modern = new ModernLeg({
@@ -188,6 +194,7 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
     );
     const shown = this.#host === '0.0.0.0' || this.#host === '::' ? '127.0.0.1' : this.#host;
     const hostPart = shown.includes(':') ? `[${shown}]` : shown;
+    await this.#shop?.start(`http://${hostPart}:${this.#http.port}`);
     this.#url = `http://${hostPart}:${this.#http.port}/mcp`;
     return this.#url;
   }
@@ -199,6 +206,7 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
     this.#tasks.close();
     await this.#modern?.close();
     await this.#legacy?.close();
+    await this.#shop?.close();
     await this.#http?.close();
   }
 
@@ -259,6 +267,20 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
     return { modern: this.#modern?.dropStreams() ?? 0, legacy: this.#legacy?.dropStreams() ?? 0 };
   }
 
+  /** Ships (or delivers) a shop order and sends its signed webhook (`POST /control/shop/orders/:id/ship`). */
+  async shipOrder(
+    orderId: string,
+    action: 'ship' | 'deliver' = 'ship',
+  ): Promise<{ order: string; webhook: number }> {
+    if (!this.#shop) throw new AxMCPDemoError(404, 'The shop is off (shop: false)');
+    return this.#shop.advance(orderId, action);
+  }
+
+  /** What the shop holds: orders, charges, webhooks sent (`GET /control/shop/state`). */
+  shopState(): AxMCPDemoShopState | undefined {
+    return this.#shop?.state();
+  }
+
   /** A snapshot of what the server holds and saw. */
   state(): AxMCPDemoState {
     const sessions = (this.#legacy?.all() ?? []).flatMap((s) =>
@@ -305,7 +327,9 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
 
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://demo.invalid');
-    const isControl = url.pathname.startsWith('/control/') && this.#options.controlEndpoints !== false;
+    const controls = this.#options.controlEndpoints !== false;
+    if (this.#shop?.serves(url.pathname, controls)) return this.#serveShop(this.#shop, req, res);
+    const isControl = url.pathname.startsWith('/control/') && controls;
     if (!isControl && url.pathname !== '/mcp') {
       return writeWebResponse(res, jsonResponse(404, { error: 'Not found: the MCP endpoint is /mcp' }));
     }
@@ -337,5 +361,20 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
       response = await this.#legacy!.serve(request, parsed);
     }
     await writeWebResponse(res, response);
+  }
+
+  async #serveShop(shop: DemoShop, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = req.method === 'POST' || req.method === 'PUT' ? await readBody(req, 1024 * 1024) : undefined;
+    if ((req.method === 'POST' || req.method === 'PUT') && body === undefined) {
+      return writeWebResponse(res, jsonResponse(413, { error: 'Request body too large' }));
+    }
+    const request = toWebRequest(req, body, disconnectSignal(res));
+    if (isLoopbackHost(this.#host)) {
+      const rejected =
+        hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
+        originValidationResponse(request, localhostAllowedOrigins());
+      if (rejected !== undefined) return writeWebResponse(res, rejected);
+    }
+    await writeWebResponse(res, await shop.handle(request, body));
   }
 }
