@@ -17,6 +17,7 @@ import { cliHint, cliMessage } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, RECORD_NAMESPACE, recordCommand } from './record.js';
 import { loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
+import { UCP_HELP, ucpCommand, ucpUsage } from './ucp.js';
 import { watch, watchPolicy } from './watch.js';
 import { runWorker, WORKER_HELP } from './worker.js';
 
@@ -26,6 +27,8 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 interface Command {
   summary: string;
   usage: string;
+  /** The usage of a subcommand (`ucp call`), from the arguments after the command's name. */
+  usageFor?: (argv: string[]) => string;
   options?: Options;
   /** Arguments handed over unparsed (the command parses them itself). */
   raw?: (argv: string[]) => Promise<number>;
@@ -162,6 +165,12 @@ ${CONNECT_HELP}`,
     usage: `${RECORD_HELP.trim()}\n\n${connectHelp(RECORD_NAMESPACE)}`,
     raw: (argv) => recordCommand(argv, out),
   },
+  ucp: {
+    summary: 'inspect a UCP business, or call one of its operations',
+    usage: UCP_HELP,
+    usageFor: ucpUsage,
+    raw: (argv) => ucpCommand(argv, out),
+  },
   worker: {
     summary: 'run an event-runtime worker against PostgreSQL',
     usage: WORKER_HELP.trim(),
@@ -175,7 +184,8 @@ Without --serve: starts the dual-era demo MCP server on 127.0.0.1 and walks thro
 (the catalog, a tool call, a task, a subscription, an event that wakes a program). No key, no
 network. With --serve: runs the standalone demo server until Ctrl-C and prints its endpoint and
 control endpoints (POST /control/resource?uri=…, /control/task/complete, /control/drop,
-GET /control/state), for the other commands to point at.`,
+GET /control/state), for the other commands to point at. The same origin serves a small UCP
+shop (/.well-known/ucp; POST /control/shop/orders/<id>/ship) for ax-mcp ucp.`,
     options: {
       serve: { type: 'boolean' },
       port: { type: 'string' },
@@ -288,13 +298,13 @@ async function main(argv: string[]): Promise<number> {
     const near = nearest(name, Object.keys(COMMANDS));
     throw new UsageError(`unknown command "${name}"${near ? ` (did you mean ${near}?)` : ''}`);
   }
-  usageOf = () => command.usage;
+  usageOf = () => command.usageFor?.(rest) ?? command.usage;
   if (rest.includes('--help') || rest.includes('-h')) {
     // A command's own arguments after `--` (a script's, a server's) are not ours to read.
     const split = rest.indexOf('--');
     const asked = rest.slice(0, split < 0 ? undefined : split);
     if (asked.includes('--help') || asked.includes('-h')) {
-      out(command.usage);
+      out(usageOf());
       return 0;
     }
   }
