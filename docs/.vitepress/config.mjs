@@ -24,6 +24,7 @@ const programs = [
   { text: 'Programs', link: '/programs' },
   { text: 'Agents', link: '/agents' },
   { text: 'Flows', link: '/flows' },
+  { text: 'Commerce beside MCP (UCP)', link: '/ucp' },
   { text: 'Testing: record, replay, evaluate', link: '/testing' },
   { text: 'MCP Apps', link: '/apps' },
   { text: 'Performance', link: '/performance' },
