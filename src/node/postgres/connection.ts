@@ -281,6 +281,13 @@ export class PostgresConnection {
             throw this.#errors.wrap(error);
           }
           let broken: Error | undefined;
+          // A checked-out client has no listener of the pool's: a connection that ends while
+          // this transaction holds it (a terminated backend, a failover) would emit an
+          // unhandled 'error' and end the process. Its queries reject on their own.
+          const lost = (error: Error) => {
+            broken ??= error;
+          };
+          client.on('error', lost);
           try {
             await client.query('BEGIN');
             let rollback = false;
@@ -297,6 +304,7 @@ export class PostgresConnection {
             if (attempt < MAX_RETRIES && again && !broken) continue;
             throw this.#errors.wrap(error);
           } finally {
+            client.removeListener('error', lost);
             client.release(broken);
           }
         }

@@ -126,6 +126,32 @@ describePg('AxPostgresEventStore', () => {
     await expect(AxPostgresEventStore.open({ connectionString: url, schema })).rejects.toThrow(/version 99/);
   });
 
+  it('survives a backend terminated while a transaction holds its connection: the transaction rejects, nothing is thrown elsewhere', async () => {
+    const schema = freshSchema();
+    const errors = { config: (m: string) => new Error(m), wrap: (e: unknown) => e } as never;
+    const connection = new PostgresConnection({ connectionString: url, schema, poolSize: 2 }, errors);
+    const unhandled: unknown[] = [];
+    const onUncaught = (error: unknown) => unhandled.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      await expect(
+        connection.tx(async (client) => {
+          const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+          await admin().query('SELECT pg_terminate_backend($1)', [pid]);
+          // The connection's end arrives while no query runs: the client emits 'error' now.
+          await new Promise((r) => setTimeout(r, 200));
+          await client.query('SELECT 1');
+        }),
+      ).rejects.toThrow();
+      // The pool is still usable.
+      await expect(connection.query('SELECT 1 AS one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await connection.close();
+    }
+  });
+
   it('upgrades a version 1 schema holding pending work: count, order and claims carry over', async () => {
     const schema = freshSchema();
     const errors = { config: (m: string) => new Error(m), wrap: (e: unknown) => e } as never;
