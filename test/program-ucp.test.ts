@@ -6,8 +6,6 @@
  * discover(), namespace collisions refused before any model request, and unknown operations
  * answered with a clear error.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AxAIOpenAICompatible } from '../src/ai/index.js';
 import {
@@ -21,25 +19,15 @@ import {
   axMCPChat,
   flow,
 } from '../src/program/index.js';
-import { AxUCPClient, type AxUCPClientOptions, generateUCPSigningKey } from '../src/ucp/index.js';
+import { AxUCPClient, type AxUCPClientOptions } from '../src/ucp/index.js';
 import { httpClient } from './helpers/clients.js';
 import {
   type RecordedRequest,
   type ScriptedOpenAIServer,
   startScriptedOpenAI,
 } from './servers/scripted-openai.js';
+import { TEST_CARD as CARD, startUCPPlatform, type UCPPlatform } from './servers/ucp/platform.js';
 import { startUCPBusiness, type UCPBusiness } from './servers/ucp-business.js';
-
-const CARD = {
-  instruments: [
-    {
-      id: 'instr_1',
-      handler_id: 'processor_tokenizer',
-      type: 'card',
-      credential: { type: 'token', token: 'tok_secret_4242' },
-    },
-  ],
-};
 
 const final = (outputs: Record<string, unknown>) => ({ content: JSON.stringify(outputs) });
 const step = (code: string) => ({ content: `Next step:\n\`\`\`js\n${code}\n\`\`\`` });
@@ -51,48 +39,15 @@ const lastUser = (request: RecordedRequest | undefined) =>
   String(request?.body.messages.findLast((m) => m.role === 'user')?.content ?? '');
 
 let business: UCPBusiness;
-let platform: Server;
-let platformURL: string;
-let platformProfile: Record<string, unknown>;
-let signingKey: Awaited<ReturnType<typeof generateUCPSigningKey>>;
+let platform: UCPPlatform;
 let llm: ScriptedOpenAIServer;
 let ai: AxAIOpenAICompatible;
 const made: AxUCPClient[] = [];
 
 beforeAll(async () => {
-  signingKey = await generateUCPSigningKey('platform-2026');
-  platform = createServer((req, res) => {
-    if (req.url === '/.well-known/ucp') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(platformProfile));
-      return;
-    }
-    res.writeHead(200).end('{}');
+  platform = await startUCPPlatform({
+    capabilities: ['catalog.search', 'catalog.lookup', 'cart', 'checkout', 'order'],
   });
-  await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
-  platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
-  const entry = (name: string, extra: Record<string, unknown> = {}) => [
-    {
-      version: '2026-08-25',
-      spec: `https://ucp.dev/2026-08-25/specification/${name}`,
-      schema: `https://ucp.dev/2026-08-25/schemas/shopping/${name}.json`,
-      ...extra,
-    },
-  ];
-  platformProfile = {
-    ucp: {
-      version: '2026-08-25',
-      services: {},
-      capabilities: {
-        'dev.ucp.shopping.catalog.search': entry('catalog_search'),
-        'dev.ucp.shopping.catalog.lookup': entry('catalog_lookup'),
-        'dev.ucp.shopping.cart': entry('cart'),
-        'dev.ucp.shopping.checkout': entry('checkout'),
-        'dev.ucp.shopping.order': entry('order'),
-      },
-      payment_handlers: {},
-    },
-    keys: [signingKey.publicKey],
-  };
   [business, llm] = await Promise.all([startUCPBusiness(), startScriptedOpenAI()]);
   ai = new AxAIOpenAICompatible({
     baseURL: llm.baseURL,
@@ -110,15 +65,13 @@ afterEach(() => {
 
 afterAll(async () => {
   await Promise.all([business?.close(), llm?.close()]);
-  await new Promise<void>((resolve) => platform?.close(() => resolve()));
+  await platform?.close();
 });
 
 function shopClient(extra: Partial<AxUCPClientOptions> = {}): AxUCPClient {
   const client = new AxUCPClient(business.url, {
     namespace: 'shop',
-    profile: { url: `${platformURL}/.well-known/ucp`, document: platformProfile as never },
-    ssrfProtection: { allowLoopback: true },
-    signing: { keyId: 'platform-2026', privateKey: signingKey.privateKey },
+    ...platform.clientOptions(),
     retry: { delayMs: 10 },
     ...extra,
   });

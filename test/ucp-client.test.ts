@@ -5,8 +5,6 @@
  * idempotent retries after a cut connection, signatures the business verifies, and bad input
  * from the business.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AxUCPAuthorizationDecision,
@@ -18,76 +16,44 @@ import {
   AxUCPSchemaError,
   generateUCPSigningKey,
 } from '../src/ucp/index.js';
+import { TEST_CARD as CARD, startUCPPlatform, type UCPPlatform } from './servers/ucp/platform.js';
 import { startUCPBusiness, type UCPBusiness } from './servers/ucp-business.js';
 
 let business: UCPBusiness;
-let platform: Server;
+let platform: UCPPlatform;
 let platformURL: string;
-let signingKey: Awaited<ReturnType<typeof generateUCPSigningKey>>;
+let signingKey: UCPPlatform['signingKey'];
 let platformProfile: Record<string, unknown>;
 
-const CARD = {
-  instruments: [
-    {
-      id: 'instr_1',
-      handler_id: 'processor_tokenizer',
-      type: 'card',
-      credential: { type: 'token', token: 'tok_secret_4242' },
-    },
-  ],
-};
-
 beforeAll(async () => {
-  signingKey = await generateUCPSigningKey('platform-2026');
-  platform = createServer((req, res) => {
-    if (req.url === '/.well-known/ucp') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(platformProfile));
-      return;
-    }
-    res.writeHead(200).end('{}');
+  platform = await startUCPPlatform({
+    capabilities: [
+      'catalog.search',
+      'catalog.lookup',
+      'cart',
+      'checkout',
+      'fulfillment',
+      'discount',
+      'order',
+    ],
+    orderWebhookPath: '/webhooks/ucp',
+    extraCapabilities: {
+      'com.example.loyalty': [{ version: '2026-08-25', schema: 'https://evil.example/loyalty.json' }],
+    },
   });
-  await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
-  platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
-  const entry = (name: string, extra: Record<string, unknown> = {}) => [
-    {
-      version: '2026-08-25',
-      spec: `https://ucp.dev/2026-08-25/specification/${name}`,
-      schema: `https://ucp.dev/2026-08-25/schemas/shopping/${name}.json`,
-      ...extra,
-    },
-  ];
-  platformProfile = {
-    ucp: {
-      version: '2026-08-25',
-      services: {},
-      capabilities: {
-        'dev.ucp.shopping.catalog.search': entry('catalog_search'),
-        'dev.ucp.shopping.catalog.lookup': entry('catalog_lookup'),
-        'dev.ucp.shopping.cart': entry('cart'),
-        'dev.ucp.shopping.checkout': entry('checkout'),
-        'dev.ucp.shopping.fulfillment': entry('fulfillment', { extends: 'dev.ucp.shopping.checkout' }),
-        'dev.ucp.shopping.discount': entry('discount', { extends: 'dev.ucp.shopping.checkout' }),
-        'dev.ucp.shopping.order': entry('order', { config: { webhook_url: `${platformURL}/webhooks/ucp` } }),
-        'com.example.loyalty': [{ version: '2026-08-25', schema: 'https://evil.example/loyalty.json' }],
-      },
-      payment_handlers: {},
-    },
-    keys: [signingKey.publicKey],
-  };
+  ({ url: platformURL, signingKey, profile: platformProfile } = platform);
   business = await startUCPBusiness();
 });
 
 afterAll(async () => {
   await business?.close();
-  await new Promise<void>((resolve) => platform?.close(() => resolve()));
+  await platform?.close();
 });
 
 function client(extra: Partial<AxUCPClientOptions> = {}): AxUCPClient {
   return new AxUCPClient(business.url, {
     namespace: 'shop',
-    profile: { url: `${platformURL}/.well-known/ucp`, document: platformProfile as never },
-    ssrfProtection: { allowLoopback: true },
-    signing: { keyId: 'platform-2026', privateKey: signingKey.privateKey },
+    ...platform.clientOptions(),
     retry: { delayMs: 10 },
     ...extra,
   });

@@ -3,56 +3,32 @@
  * AxMCPClient against the test business's MCP surface (the official server SDK), with every
  * MCP HTTP request signed (axUCPSigningAuthentication) and verified by the business.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPClient, AxMCPMemoryEraStore, AxMCPStreamableHTTPTransport } from '../src/index.js';
-import {
-  AxUCPAuthorizationError,
-  AxUCPClient,
-  axUCPSigningAuthentication,
-  generateUCPSigningKey,
-} from '../src/ucp/index.js';
+import { AxUCPAuthorizationError, AxUCPClient, axUCPSigningAuthentication } from '../src/ucp/index.js';
 import { LOOPBACK } from './helpers/clients.js';
+import { startUCPPlatform, testCard, type UCPPlatform } from './servers/ucp/platform.js';
 import { startUCPBusiness, type UCPBusiness } from './servers/ucp-business.js';
 
 let business: UCPBusiness;
-let platform: Server;
-let platformURL: string;
-let key: Awaited<ReturnType<typeof generateUCPSigningKey>>;
+let platform: UCPPlatform;
 const mcpClients: AxMCPClient[] = [];
 
-const CARD = {
-  instruments: [
-    {
-      id: 'i1',
-      handler_id: 'processor_tokenizer',
-      type: 'card',
-      credential: { type: 'token', token: 'tok_mcp' },
-    },
-  ],
-};
+const CARD = testCard({ id: 'i1', token: 'tok_mcp' });
 
 beforeAll(async () => {
-  key = await generateUCPSigningKey('platform-mcp');
-  let profile: Record<string, unknown> = {};
-  platform = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
-  });
-  await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
-  platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
-  profile = { ucp: { version: '2026-08-25', services: {}, payment_handlers: {} }, keys: [key.publicKey] };
+  platform = await startUCPPlatform({ keyId: 'platform-mcp' });
   business = await startUCPBusiness();
 });
 
 afterAll(async () => {
   for (const client of mcpClients) await client.close();
   await business?.close();
-  await new Promise<void>((resolve) => platform?.close(() => resolve()));
+  await platform?.close();
 });
 
 async function shopOverMCP(authorize: boolean) {
-  const profileURL = `${platformURL}/.well-known/ucp`;
+  const { profileURL } = platform;
   const discovery = new AxUCPClient(business.url, {
     namespace: 'shop',
     profile: profileURL,
@@ -62,7 +38,7 @@ async function shopOverMCP(authorize: boolean) {
   const transport = new AxMCPStreamableHTTPTransport(mcpEndpoint!, {
     ssrfProtection: LOOPBACK,
     authentication: axUCPSigningAuthentication({
-      signing: { keyId: 'platform-mcp', privateKey: key.privateKey },
+      signing: { keyId: 'platform-mcp', privateKey: platform.signingKey.privateKey },
       profile: profileURL,
     }),
   });

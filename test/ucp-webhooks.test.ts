@@ -4,22 +4,16 @@
  * event correlated with the order; unsigned, tampered, foreign-key, stale and replayed
  * deliveries publish nothing.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AxEventContext } from '../src/events/index.js';
 import { AxEventRuntime, eventPath, eventRoute, eventTarget } from '../src/events/index.js';
 import { axUCPWebhookHandler } from '../src/node.js';
-import {
-  AxUCPClient,
-  AxUCPWebhookEventSource,
-  generateUCPSigningKey,
-  UCP_ORDER_UPDATED,
-} from '../src/ucp/index.js';
+import { AxUCPClient, AxUCPWebhookEventSource, UCP_ORDER_UPDATED } from '../src/ucp/index.js';
+import { recordingTarget, startUCPPlatform, testCard, type UCPPlatform } from './servers/ucp/platform.js';
 import { startUCPBusiness, type UCPBusiness } from './servers/ucp-business.js';
 
 let business: UCPBusiness;
-let platform: Server;
+let platform: UCPPlatform;
 let platformURL: string;
 let shop: AxUCPClient;
 let source: AxUCPWebhookEventSource;
@@ -27,7 +21,6 @@ let runtime: AxEventRuntime;
 const seen: AxEventContext[] = [];
 const placed = new Map<string, string>();
 const resumed: Array<{ instance: string; order: string | undefined }> = [];
-let profile: Record<string, unknown>;
 
 async function post(headers: Record<string, string>, body: string): Promise<number> {
   const response = await fetch(`${platformURL}/webhooks/ucp`, { method: 'POST', headers, body });
@@ -36,43 +29,21 @@ async function post(headers: Record<string, string>, body: string): Promise<numb
 }
 
 beforeAll(async () => {
-  const key = await generateUCPSigningKey('platform-2026');
   // The platform: the ax-mcp/node adapter for webhooks, its own profile beside it.
   const webhooks = axUCPWebhookHandler(
     { handle: (request) => source.handle(request) },
     { path: '/webhooks/ucp' },
   );
-  platform = createServer((req, res) =>
-    webhooks(req, res, () => {
-      if (req.url !== '/.well-known/ucp') return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
-    }),
-  );
-  await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
-  platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
-  profile = {
-    ucp: {
-      version: '2026-08-25',
-      services: {},
-      capabilities: {
-        'dev.ucp.shopping.order': [
-          {
-            version: '2026-08-25',
-            schema: 'https://ucp.dev/2026-08-25/schemas/shopping/order.json',
-            config: { webhook_url: `${platformURL}/webhooks/ucp` },
-          },
-        ],
-      },
-      payment_handlers: {},
-    },
-    keys: [key.publicKey],
-  };
+  platform = await startUCPPlatform({
+    capabilities: ['order'],
+    orderWebhookPath: '/webhooks/ucp',
+    handler: webhooks,
+  });
+  platformURL = platform.url;
   business = await startUCPBusiness();
   shop = new AxUCPClient(business.url, {
     namespace: 'shop',
-    profile: `${platformURL}/.well-known/ucp`,
-    ssrfProtection: { allowLoopback: true },
-    signing: { keyId: 'platform-2026', privateKey: key.privateKey },
+    ...platform.clientOptions('url'),
     authorizeOperation: () => true,
   });
   source = new AxUCPWebhookEventSource({ businesses: [{ client: shop, identity: { tenantId: 't1' } }] });
@@ -102,14 +73,7 @@ beforeAll(async () => {
     ],
     { scheduling: 'host', sources: [source] },
   );
-  runtime.registerTarget({
-    id: 'agent',
-    retrySafety: 'idempotent',
-    invoke: async (_input: unknown, context: AxEventContext) => {
-      seen.push(context);
-      return 'ok';
-    },
-  });
+  runtime.registerTarget(recordingTarget(seen));
   await runtime.start();
 });
 
@@ -117,7 +81,7 @@ afterAll(async () => {
   await runtime?.close();
   shop?.close();
   await business?.close();
-  await new Promise<void>((resolve) => platform?.close(() => resolve()));
+  await platform?.close();
 });
 
 async function placeOrder(): Promise<string> {
@@ -127,16 +91,7 @@ async function placeOrder(): Promise<string> {
     buyer: { email: 'ada@example.com' },
   });
   const done = await shop.checkout.complete(created.id as string, {
-    payment: {
-      instruments: [
-        {
-          id: 'i1',
-          handler_id: 'processor_tokenizer',
-          type: 'card',
-          credential: { type: 'token', token: 'tok_x' },
-        },
-      ],
-    },
+    payment: testCard({ id: 'i1', token: 'tok_x' }),
   });
   return (done.order as { id: string }).id;
 }

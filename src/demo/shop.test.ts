@@ -5,6 +5,7 @@
  * webhook is published through the Node adapter.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordingTarget, testCard } from '../../test/servers/ucp/platform.js';
 import { AxMCPClient } from '../client/index.js';
 import { type AxEventContext, AxEventRuntime, eventRoute } from '../events/index.js';
 import { axUCPWebhookListener } from '../node/ucp/index.js';
@@ -22,16 +23,7 @@ let origin: string;
 let allow = false;
 let shop: AxUCPClient;
 
-const payment = {
-  instruments: [
-    {
-      id: 'i1',
-      handler_id: 'demo_tokenizer',
-      type: 'card',
-      credential: { type: 'token', token: 'tok_demo' },
-    },
-  ],
-};
+const payment = testCard({ id: 'i1', handler_id: 'demo_tokenizer', token: 'tok_demo' });
 
 beforeAll(async () => {
   demo = new AxMCPDemoServer({ keepAliveMs: 0 });
@@ -131,14 +123,7 @@ describe('the demo shop', () => {
       [eventRoute('orders').types(UCP_ORDER_UPDATED).authenticated().wake('agent').build()],
       { scheduling: 'host', sources: [source] },
     );
-    runtime.registerTarget({
-      id: 'agent',
-      retrySafety: 'idempotent',
-      invoke: async (_input: unknown, context: AxEventContext) => {
-        seen.push(context);
-        return 'ok';
-      },
-    });
+    runtime.registerTarget(recordingTarget(seen));
     await runtime.start();
     const listener = await axUCPWebhookListener(source);
     try {

@@ -3,22 +3,22 @@
  * order webhooks are published through `axUCPWebhookHandler`; bad signatures, oversized and
  * stalled bodies are refused before or without publishing; other paths fall through to `next`.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  recordingTarget,
+  startUCPPlatform,
+  testCard,
+  type UCPPlatform,
+} from '../../../test/servers/ucp/platform.js';
 import { startUCPBusiness, type UCPBusiness } from '../../../test/servers/ucp-business.js';
 import type { AxEventContext } from '../../events/index.js';
 import { AxEventRuntime, eventRoute } from '../../events/index.js';
-import {
-  AxUCPClient,
-  AxUCPWebhookEventSource,
-  generateUCPSigningKey,
-  UCP_ORDER_UPDATED,
-} from '../../ucp/index.js';
+import { AxUCPClient, AxUCPWebhookEventSource, UCP_ORDER_UPDATED } from '../../ucp/index.js';
 import { axUCPWebhookHandler, axUCPWebhookListener } from './webhook-listener.js';
 
 let business: UCPBusiness;
-let platform: Server;
+let platform: UCPPlatform;
 let platformURL: string;
 let shop: AxUCPClient;
 let source: AxUCPWebhookEventSource;
@@ -26,8 +26,6 @@ let runtime: AxEventRuntime;
 const seen: AxEventContext[] = [];
 
 beforeAll(async () => {
-  const key = await generateUCPSigningKey('platform-node');
-  let profile: Record<string, unknown> = {};
   source = new AxUCPWebhookEventSource({ businesses: [] });
   const handler = axUCPWebhookHandler(
     { handle: (request) => source.handle(request) },
@@ -38,38 +36,17 @@ beforeAll(async () => {
     },
   );
   // The platform serves its profile beside the webhook endpoint: the handler passes it on.
-  platform = createServer((req, res) =>
-    handler(req, res, () => {
-      if (req.url === '/.well-known/ucp')
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
-      else res.writeHead(404).end();
-    }),
-  );
-  await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
-  platformURL = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
-  profile = {
-    ucp: {
-      version: '2026-08-25',
-      services: {},
-      capabilities: {
-        'dev.ucp.shopping.order': [
-          {
-            version: '2026-08-25',
-            schema: 'https://ucp.dev/2026-08-25/schemas/shopping/order.json',
-            config: { webhook_url: `${platformURL}/webhooks/ucp` },
-          },
-        ],
-      },
-      payment_handlers: {},
-    },
-    keys: [key.publicKey],
-  };
+  platform = await startUCPPlatform({
+    keyId: 'platform-node',
+    capabilities: ['order'],
+    orderWebhookPath: '/webhooks/ucp',
+    handler,
+  });
+  platformURL = platform.url;
   business = await startUCPBusiness();
   shop = new AxUCPClient(business.url, {
     namespace: 'shop',
-    profile: `${platformURL}/.well-known/ucp`,
-    ssrfProtection: { allowLoopback: true },
-    signing: { keyId: 'platform-node', privateKey: key.privateKey },
+    ...platform.clientOptions('url'),
     authorizeOperation: () => true,
   });
   source = new AxUCPWebhookEventSource({ businesses: [{ client: shop, identity: { tenantId: 't1' } }] });
@@ -77,14 +54,7 @@ beforeAll(async () => {
     [eventRoute('orders').types(UCP_ORDER_UPDATED).authenticated().wake('agent').build()],
     { scheduling: 'host', sources: [source] },
   );
-  runtime.registerTarget({
-    id: 'agent',
-    retrySafety: 'idempotent',
-    invoke: async (_input: unknown, context: AxEventContext) => {
-      seen.push(context);
-      return 'ok';
-    },
-  });
+  runtime.registerTarget(recordingTarget(seen));
   await runtime.start();
 });
 
@@ -92,7 +62,7 @@ afterAll(async () => {
   await runtime?.close();
   shop?.close();
   await business?.close();
-  await new Promise<void>((resolve) => platform?.close(() => resolve()));
+  await platform?.close();
 });
 
 async function placeOrder(): Promise<string> {
@@ -100,16 +70,7 @@ async function placeOrder(): Promise<string> {
   const created = await shop.checkout.create({ line_items });
   await shop.checkout.update(created.id as string, { line_items, buyer: { email: 'ada@example.com' } });
   const done = await shop.checkout.complete(created.id as string, {
-    payment: {
-      instruments: [
-        {
-          id: 'i1',
-          handler_id: 'processor_tokenizer',
-          type: 'card',
-          credential: { type: 'token', token: 'tok' },
-        },
-      ],
-    },
+    payment: testCard({ id: 'i1', token: 'tok' }),
   });
   return (done.order as { id: string }).id;
 }
