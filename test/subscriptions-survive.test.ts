@@ -469,6 +469,13 @@ describe('session loss, more cases (v2 SDK peer)', () => {
       5000,
       'GET stream on the new session',
     );
+    // Listen first: the subscription went back only once the stream was open on the new session,
+    // so no update the server sent right after it could go to a stream nobody held.
+    const onSession = rig.proxy.stats.log.filter((e) => e.session === after);
+    const stream = onSession.findIndex((e) => e.method === 'GET' && e.status === 200);
+    const subscribe = onSession.findIndex((e) => e.rpc.some((m) => m.method === 'resources/subscribe'));
+    expect(stream).toBeGreaterThanOrEqual(0);
+    expect(subscribe).toBeGreaterThan(stream);
     await rig.emit(HELLO, 5);
     await rig.settle();
     rig.expectExactlyOnce();
@@ -696,6 +703,12 @@ describe('many owners of one URI', () => {
       'GET stream on the new session',
     );
     expect(rig.server.stats.initializeCount - initializes).toBe(1);
+    // The owned URI goes back once the stream is open on the new session (listen first).
+    await eventually(
+      () => rig.server.stats.subscriptions.get(session)?.size === ITEMS.length + 1,
+      5000,
+      'the owned URI restored',
+    );
     expect([...(rig.server.stats.subscriptions.get(session) ?? [])].sort()).toEqual([HELLO, ...ITEMS].sort());
     // On the new session each URI went on the wire exactly once: HELLO by the restore, the others
     // by their first owner; joining owners touched nothing.

@@ -32,6 +32,8 @@ export const AX_MCP_CLIENT_INFO: AxMCPImplementation = { name: 'ax-mcp', version
 export interface ConnectionHooks {
   /** A server identity was adopted (first handshake, or a lost session restored). */
   adopted(identity: ServerIdentity): void;
+  /** A lost session was replaced by a new one (its handshake done; nothing restored yet). */
+  replaced(): void;
   /** A lost session came back: restore what it held (subscriptions), before it is announced. */
   restored(): Promise<void>;
   /** The wire carries server requests on the notification stream, and a handler could answer them. */
@@ -187,7 +189,9 @@ export class Connection {
           clientInfo: options.clientInfo ?? AX_MCP_CLIENT_INFO,
           capabilities: () => this.#legacyCapabilities(),
           sessionRecovery: options.sessionRecovery ?? 'safe',
+          onReplaced: () => this.#hooks?.replaced(),
           onReinitialized: (restored) => this.#afterReconnect(restored),
+          report: (error) => this.report(error),
           taskDeps: this.#taskDeps(),
           ...(options.elicitation?.url
             ? { completeURLElicitations: (error, signal) => this.#completeURLElicitations(error, signal) }

@@ -22,6 +22,7 @@ function rigWith(options: Partial<AxMCPClientOptions> = {}) {
   const catalog = scriptedCatalog(rig.connection);
   rig.connection.setHooks({
     adopted: (identity) => catalog.reset(identity.capabilities),
+    replaced: () => {},
     restored: async () => {},
     serverRequestsNeedStream: () => {},
     headerMismatch: async () => {},

@@ -25,8 +25,16 @@ export interface LegacyWireOptions {
   capabilities: () => AxMCPClientCapabilities;
   /** Recover lost sessions by re-initializing (default) or surface the loss. */
   sessionRecovery: 'safe' | 'none';
-  /** Runs after a lost session was re-initialized, before safe requests are retried. */
+  /**
+   * Runs after a lost session was re-initialized (subscriptions back, log level, the
+   * `session_restored` event). With a standalone stream open it runs once that stream is
+   * open on the new session (listen first), otherwise before safe requests are retried.
+   */
   onReinitialized: (identity: ServerIdentity) => Promise<void>;
+  /** A lost session was replaced by a new one: right after its handshake, before `onReinitialized`. */
+  onReplaced?: () => void;
+  /** A failure of an `onReinitialized` that ran after its recovery returned. */
+  report?: (error: unknown) => void;
   taskDeps: Omit<TaskDeps, 'send'>;
   /**
    * Lets the user complete the URL-mode elicitations a `-32042` asks for; resolves when the
@@ -40,6 +48,9 @@ export interface LegacyWireOptions {
  * `notifications/cancelled`. A lost session is re-initialized once for all waiting
  * callers; safe requests are retried, `tools/call` and other side effects never are.
  */
+/** The longest a restored session's subscriptions wait for its standalone stream to open. */
+const RESTORE_WAIT_MS = 2000;
+
 export class LegacyWire implements Wire {
   readonly era = 'legacy' as const;
   readonly tasks: LegacyTasks;
@@ -47,6 +58,12 @@ export class LegacyWire implements Wire {
   #recovering: Promise<ServerIdentity> | undefined;
   /** The `initialize` of a recovery, which other requests wait for. */
   #handshaking: Promise<void> | undefined;
+  /** Standalone streams being kept open (see {@link openNotifications}). */
+  #standalone = 0;
+  /** Their reconnect waits, cut short when a recovery replaced the session. */
+  readonly #reopen = new Set<() => void>();
+  /** A recovered session whose restoration waits for a standalone stream to open on it. */
+  #restoring: { done: Promise<void>; finish: () => void; drop: () => void } | undefined;
 
   constructor(options: LegacyWireOptions) {
     this.#options = options;
@@ -121,8 +138,20 @@ export class LegacyWire implements Wire {
     }
   }
 
-  /** Re-initializes after the server lost the session; concurrent callers share one handshake. */
-  recover(): Promise<ServerIdentity> {
+  /**
+   * Re-initializes after the server lost the session and restores what the client had on it
+   * (subscriptions, log level); concurrent callers share one handshake. With a standalone
+   * stream open, restoration waits for that stream to open on the new session (listen
+   * first, see `#restoreOnceListening`), and so does this.
+   */
+  async recover(): Promise<ServerIdentity> {
+    const identity = await this.#reinitialize();
+    await this.#restoring?.done;
+    return identity;
+  }
+
+  /** The handshake of a recovery, shared; restoration may still be waiting for the stream. */
+  #reinitialize(): Promise<ServerIdentity> {
     this.#recovering ??= (async () => {
       try {
         this.#options.transport.resetSession?.();
@@ -139,7 +168,9 @@ export class LegacyWire implements Wire {
         } finally {
           this.#handshaking = undefined;
         }
-        await this.#options.onReinitialized(identity);
+        this.#options.onReplaced?.();
+        if (this.#standalone > 0) this.#restoreOnceListening(identity);
+        else await this.#options.onReinitialized(identity);
         return identity;
       } finally {
         this.#recovering = undefined;
@@ -185,23 +216,80 @@ export class LegacyWire implements Wire {
   }
 
   /** The standalone GET stream, resumed with `Last-Event-ID`, reopened after a lost session. */
+  /**
+   * Listen first: after a lost session, subscriptions go back once a standalone stream is
+   * open on the new session, so that what the server sends after a `resources/subscribe`
+   * has a stream to ride on. The new session's first stream has no resume point: updates
+   * sent between a subscribe and the stream's opening would reach no one. The stream is told
+   * to reopen now; if it has not opened within {@link RESTORE_WAIT_MS}, restoration goes on
+   * without it.
+   */
+  #restoreOnceListening(identity: ServerIdentity): void {
+    // A restoration still waiting belongs to a session lost again since: this one replaces it.
+    this.#restoring?.drop();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const entry = {
+      done,
+      drop: () => {
+        clearTimeout(timer);
+        // Whoever waited for it waits for its replacement instead.
+        void (this.#restoring?.done ?? Promise.resolve()).then(settle);
+      },
+      finish: () => {
+        if (this.#restoring !== entry) return;
+        this.#restoring = undefined;
+        clearTimeout(timer);
+        this.#options
+          .onReinitialized(identity)
+          .catch((error) => this.#options.report?.(error))
+          .finally(settle);
+      },
+    };
+    this.#restoring = entry;
+    timer = setTimeout(entry.finish, RESTORE_WAIT_MS);
+    for (const reopen of this.#reopen) reopen();
+  }
+
   openNotifications(host: NotificationHost, options: AxMCPListenOptions): NotificationStream {
+    this.#standalone++;
     const listening = listenStandalone(
       {
         transport: this.#options.transport,
         connect: (signal) => host.connect(signal),
+        // The stream's own recovery must not wait for the stream to open: it opens next.
         recover: async () => {
-          await this.recover();
+          await this.#reinitialize();
         },
         dispatch: (message, context) => host.dispatch(message, context),
         lifecycle: (state, error, resumed) => host.lifecycle(state, error, resumed),
+        opened: () => this.#restoring?.finish(),
+        onSessionReplaced: (reopen) => {
+          this.#reopen.add(reopen);
+          return () => this.#reopen.delete(reopen);
+        },
       },
       options,
     );
+    let open = true;
+    const stop = () => {
+      if (!open) return;
+      open = false;
+      this.#standalone--;
+      // The last stream gone: a restoration waiting for one goes on now.
+      if (this.#standalone === 0) this.#restoring?.finish();
+    };
+    void listening.done.then(stop);
     return {
       ready: listening.ready,
       done: listening.done,
-      close: () => listening.close(),
+      close: () => {
+        stop();
+        listening.close();
+      },
       // Subscriptions are requests in this era: the stream has no filter to change.
       update: () => Promise.resolve(undefined),
       accept: () => true,

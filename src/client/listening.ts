@@ -35,6 +35,13 @@ export interface StandaloneStreamDeps {
   recover(): Promise<void>;
   dispatch(message: AxMCPStreamMessage['message'], context: AxMCPMessageContext): void;
   lifecycle(state: AxMCPLifecycleState, error?: unknown, resumed?: boolean): void;
+  /** The stream is open (on the transport's current session), before its first message. */
+  opened?(): void;
+  /**
+   * Registers a callback that cuts a reconnect wait short (a recovery elsewhere replaced the
+   * session: the stream should reopen on it now); returns its removal.
+   */
+  onSessionReplaced?(reopen: () => void): () => void;
 }
 
 /**
@@ -85,6 +92,7 @@ export function listenStandalone(
         else deps.lifecycle('connected');
         opened = true;
         markReady();
+        deps.opened?.();
         failures = 0;
         const take = (message: AxMCPStreamMessage['message'], eventId: string | undefined) => {
           if (eventId !== undefined) {
@@ -125,7 +133,13 @@ export function listenStandalone(
       }
       const wait =
         serverRetry ?? backoffDelayMs(Math.max(1, failures), { baseMs: base, maxMs: ceiling, jitter: 0.5 });
-      await delay(wait, signal).catch(() => {});
+      const cut = new AbortController();
+      const stopWaiting = () => cut.abort();
+      signal.addEventListener('abort', stopWaiting, { once: true });
+      const unregister = deps.onSessionReplaced?.(stopWaiting);
+      await delay(wait, cut.signal).catch(() => {});
+      unregister?.();
+      signal.removeEventListener('abort', stopWaiting);
     }
   };
 

@@ -75,6 +75,7 @@ export function clientRooms(
   });
   connection.setHooks({
     adopted: (identity) => catalog.reset(identity.capabilities),
+    replaced: () => stream.sessionReplaced(),
     restored: () => stream.restore(),
     serverRequestsNeedStream: () => stream.keepOpenForServerRequests(),
     headerMismatch: () => catalog.refresh('tools'),

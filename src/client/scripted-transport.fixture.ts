@@ -89,6 +89,7 @@ export function scriptedConnection(script: Script, options: Partial<AxMCPClientO
   });
   connection.setHooks({
     adopted: (identity) => hookCalls.push(`adopted ${identity.protocolVersion}`),
+    replaced: () => hookCalls.push('replaced'),
     restored: async () => {
       hookCalls.push('restored');
     },

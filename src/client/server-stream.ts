@@ -89,6 +89,11 @@ export class ServerStream {
     }
   }
 
+  /** The server lost its session: what is on the wire now is only what goes on after this. */
+  sessionReplaced(): void {
+    this.#owners.sessionReplaced();
+  }
+
   /** Puts every owned URI back on a restored session, reporting the ones that failed. */
   async restore(): Promise<void> {
     const failures = await this.#owners.restore();

@@ -78,6 +78,19 @@ describe('SubscriptionOwners', () => {
     );
   });
 
+  it('leaves to a restore only what a first owner did not already put on the new session', async () => {
+    const { wire, log, live } = fakeWire();
+    const owners = new SubscriptionOwners(wire);
+    await owners.acquire('r://a', 'x');
+    live.clear(); // the server lost its session
+    owners.sessionReplaced();
+    await owners.acquire('r://b', 'y'); // on the new session, before the restore runs
+    await owners.acquire('r://a', 'z'); // joins: touches nothing
+    log.length = 0;
+    expect(await owners.restore()).toEqual([]);
+    expect(log).toEqual(['subscribe r://a']);
+  });
+
   it('restores each owned URI once and releases everything', async () => {
     const { wire, log, live } = fakeWire();
     const owners = new SubscriptionOwners(wire);

@@ -16,6 +16,11 @@ export class SubscriptionOwners {
   readonly #owners = new Map<string, Set<string>>();
   readonly #tails = new Map<string, Promise<unknown>>();
   readonly #wire: SubscriptionWire;
+  /**
+   * Since the session was replaced and until the restore: the URIs a first owner already put
+   * on the new session, which the restore leaves be. `null`: no replacement pending.
+   */
+  #sinceReplaced: Set<string> | null = null;
 
   constructor(wire: SubscriptionWire) {
     this.#wire = wire;
@@ -30,6 +35,7 @@ export class SubscriptionOwners {
       if (!owners || owners.size === 0) {
         await this.#wire.subscribe(uri);
         this.#owners.set(uri, new Set([owner]));
+        this.#sinceReplaced?.add(uri);
         return;
       }
       owners.add(owner);
@@ -44,7 +50,10 @@ export class SubscriptionOwners {
       if (!owners?.has(owner)) return;
       if (owners.size === 1) await this.#wire.unsubscribe(uri);
       owners.delete(owner);
-      if (owners.size === 0) this.#owners.delete(uri);
+      if (owners.size === 0) {
+        this.#owners.delete(uri);
+        this.#sinceReplaced?.delete(uri);
+      }
     });
   }
 
@@ -62,13 +71,23 @@ export class SubscriptionOwners {
     return this.uris().filter((uri) => this.#owners.get(uri)?.has(owner));
   }
 
-  /** Puts every owned URI on the wire again, once each (after the server lost its state). */
+  /** The server lost its state: every owned URI needs putting back (see {@link restore}). */
+  sessionReplaced(): void {
+    this.#sinceReplaced = new Set();
+  }
+
+  /**
+   * Puts every owned URI on the wire again, once each (after the server lost its state),
+   * but those already put on the new session by their first owner.
+   */
   async restore(): Promise<{ uri: string; error: unknown }[]> {
     const failures: { uri: string; error: unknown }[] = [];
+    const already = this.#sinceReplaced;
+    this.#sinceReplaced = null;
     await Promise.all(
       this.uris().map((uri) =>
         this.#serialize(uri, async () => {
-          if (!this.#owners.has(uri)) return;
+          if (!this.#owners.has(uri) || already?.has(uri)) return;
           try {
             await this.#wire.subscribe(uri, true);
           } catch (error) {
@@ -96,6 +115,7 @@ export class SubscriptionOwners {
   /** Forgets every owner without touching the wire. */
   clear(): void {
     this.#owners.clear();
+    this.#sinceReplaced = null;
   }
 
   #serialize<T>(uri: string, change: () => Promise<T>): Promise<T> {

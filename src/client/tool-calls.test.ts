@@ -29,6 +29,7 @@ function rigWith(options: Partial<AxMCPClientOptions> = {}, structured: unknown 
   const catalog = scriptedCatalog(rig.connection);
   rig.connection.setHooks({
     adopted: (identity) => catalog.reset(identity.capabilities),
+    replaced: () => {},
     restored: async () => {},
     serverRequestsNeedStream: () => {},
     headerMismatch: async () => {},
@@ -127,6 +128,7 @@ describe('ToolCalls with maxConcurrency', () => {
     const catalog = scriptedCatalog(rig.connection);
     rig.connection.setHooks({
       adopted: (identity) => catalog.reset(identity.capabilities),
+      replaced: () => {},
       restored: async () => {},
       serverRequestsNeedStream: () => {},
       headerMismatch: async () => {},
