@@ -186,6 +186,8 @@ describe.each(KINDS)('%s: the connection is lost with a tools/call in flight', (
         await client.subscribeResource(rig.uri);
         // Updates flow (over HTTP, once the listener's stream is open).
         if (rig.emit) await deliveredAfterEmit(rig, updates);
+        // (stdio counts from the server's stderr, which may trail its answer a little)
+        await eventually(() => rig.count('resources/subscribe') === 1, 2_000, 'the subscribe counted');
       }
       const before = {
         initialize: rig.count('initialize'),
