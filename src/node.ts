@@ -1,6 +1,6 @@
 /**
  * ax-mcp/node: what needs Node — the stdio transport, the DNS-checked keep-alive
- * fetch, durable stores, the `http` adapter of the UCP webhook source.
+ * fetch, durable stores, the `http` adapter of the UCP webhook source, the studio.
  */
 
 export { AxMCPNodeHTTPTransport, type AxMCPNodeHTTPTransportOptions } from './node/fast-transport.js';
@@ -33,6 +33,7 @@ export {
   AxMCPStdioTransport,
   type AxMCPStdioTransportOptions,
 } from './node/stdio/index.js';
+export { type AxStudio, type AxStudioOptions, startStudio } from './node/studio/index.js';
 export { AxMCPFileTokenStore } from './node/token-store.js';
 export {
   type AxUCPWebhookHandlerOptions,

@@ -17,6 +17,7 @@ import { cliHint, cliMessage } from './hints.js';
 import { inspect } from './inspect.js';
 import { RECORD_HELP, RECORD_NAMESPACE, recordCommand } from './record.js';
 import { loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
+import { STUDIO_HELP, STUDIO_OPTIONS, studioCommand } from './studio.js';
 import { UCP_HELP, ucpCommand, ucpUsage } from './ucp.js';
 import { watch, watchPolicy } from './watch.js';
 import { runWorker, WORKER_HELP } from './worker.js';
@@ -159,6 +160,13 @@ ${CONNECT_HELP}`,
       }
       return 0;
     },
+  },
+  studio: {
+    summary: 'a local web app: catalogs, calls, subscriptions, events, runs',
+    usage: STUDIO_HELP.trim(),
+    options: STUDIO_OPTIONS,
+    run: (values, positionals, vector) =>
+      studioCommand(values, [...positionals, ...(vector ? [vector] : [])], out),
   },
   record: {
     summary: "record a script's MCP session for replay",
