@@ -31,6 +31,7 @@ const programs = [
 ];
 const reference = [
   { text: 'The CLI', link: '/cli' },
+  { text: 'The studio', link: '/studio' },
   { text: 'Errors', link: '/errors' },
   { text: 'API (TypeDoc)', link: '/api/index.html', target: '_self' },
   { text: 'Architecture', link: '/architecture' },
