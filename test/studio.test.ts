@@ -209,6 +209,14 @@ describe('the studio server', () => {
     expect(rebound).toBe(401);
   });
 
+  it('refuses a misspelled option with the nearest name instead of ignoring it', async () => {
+    await expect(startStudio({ prot: 0 } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+      message: expect.stringMatching(/port/),
+    });
+    await expect(startStudio({ clients: [{}] } as never)).rejects.toMatchObject({ code: 'invalid_options' });
+  });
+
   it('listens on loopback only unless a host is given, and warns then', async () => {
     expect(new URL(studio.url).hostname).toBe('127.0.0.1');
     const warnings: string[] = [];

@@ -10,14 +10,15 @@
 import type { AxEventIdentity, AxEventIngress } from '../events/envelope.js';
 import type { AxEventPublisher, AxEventSource, AxEventSourceDescription } from '../events/source.js';
 import { readBodyLimited } from '../net/guarded-fetch.js';
+import { array, func, instance, number, object, required, string } from '../options/check.js';
 import { AxMCPError } from '../protocol/errors.js';
 import { parseUntrustedJSON } from '../protocol/json.js';
 import type { AxUCPClient } from './client.js';
 import {
-  AxUCPError,
   type AxUCPErrorCode,
   AxUCPSchemaError,
   AxUCPSignatureError,
+  assertUCPOptions,
   redactCredentials,
 } from './errors.js';
 import { type AxUCPVerifiedSignature, verifyMessage } from './signatures.js';
@@ -48,6 +49,44 @@ export interface AxUCPWebhookBusiness {
    */
   ownsOrder?: (orderId: string, checkoutId: string | undefined) => boolean | Promise<boolean>;
 }
+
+/** What {@link AxUCPWebhookEventSource} accepts: a misspelled key is refused, never ignored. */
+const WEBHOOK_SOURCE_OPTIONS = object(
+  {
+    id: string({ nonEmpty: true }),
+    businesses: required(
+      array(
+        object(
+          {
+            client: required(
+              instance(
+                'an AxUCPClient',
+                (v) =>
+                  typeof v === 'object' && v !== null && typeof (v as { call?: unknown }).call === 'function',
+              ),
+            ),
+            identity: object(
+              {
+                tenantId: string({ nonEmpty: true }),
+                accountId: string({ nonEmpty: true }),
+                userId: string({ nonEmpty: true }),
+                sessionId: string({ nonEmpty: true }),
+              },
+              { expected: 'an identity { tenantId?, accountId?, userId?, sessionId? }' },
+            ),
+            ownsOrder: func('a function (orderId, checkoutId) => boolean'),
+          },
+          { expected: '{ client, identity?, ownsOrder? }' },
+        ),
+        { minLength: 1, expected: 'a list of businesses [{ client, identity?, ownsOrder? }]' },
+      ),
+    ),
+    maxBodyBytes: number({ integer: true, min: 1 }),
+    toleranceSeconds: number({ min: 1 }),
+    dedupeEntries: number({ integer: true, min: 1 }),
+  },
+  { expected: 'options { businesses, id?, maxBodyBytes?, toleranceSeconds?, dedupeEntries? }' },
+);
 
 /** Options of {@link AxUCPWebhookEventSource}. */
 export interface AxUCPWebhookEventSourceOptions {
@@ -86,9 +125,7 @@ export class AxUCPWebhookEventSource implements AxEventSource {
   #publisher: AxEventPublisher | undefined;
 
   constructor(options: AxUCPWebhookEventSourceOptions) {
-    if (typeof options !== 'object' || options === null || !Array.isArray(options.businesses)) {
-      throw new AxUCPError('invalid_options', 'AxUCPWebhookEventSource needs { businesses: [{ client }] }');
-    }
+    assertUCPOptions(WEBHOOK_SOURCE_OPTIONS, options, 'AxUCPWebhookEventSource options');
     this.id = options.id ?? 'ucp-webhooks';
     this.#businesses = [...options.businesses];
     this.#maxBytes = options.maxBodyBytes ?? 1024 * 1024;

@@ -13,6 +13,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AxEventRuntime, AxEventStore, AxMCPClient } from '../../index.js';
+import { array, func, instance, number, object, string } from '../../options/check.js';
+import { assertMCPOptions } from '../../protocol/errors.js';
 import { StudioAPI } from './api.js';
 import { StudioObserver } from './observe.js';
 import { StudioStream } from './stream.js';
@@ -47,6 +49,35 @@ export interface AxStudio {
   /** Stop serving; the clients, runtime and store stay yours. */
   close(): Promise<void>;
 }
+
+/** What {@link startStudio} accepts: a misspelled key is refused, never ignored. */
+const STUDIO_OPTIONS = object(
+  {
+    clients: array(
+      instance(
+        'an AxMCPClient',
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          typeof (v as { inspectCatalog?: unknown }).inspectCatalog === 'function',
+      ),
+    ),
+    runtime: instance(
+      'an AxEventRuntime',
+      (v) =>
+        typeof v === 'object' && v !== null && typeof (v as { publish?: unknown }).publish === 'function',
+    ),
+    store: instance(
+      'an AxEventStore',
+      (v) => typeof v === 'object' && v !== null && typeof (v as { claim?: unknown }).claim === 'function',
+    ),
+    host: string({ nonEmpty: true }),
+    port: number({ integer: true, min: 0, max: 65535 }),
+    assets: string({ nonEmpty: true }),
+    onWarning: func('a function (message) => void'),
+  },
+  { expected: 'options { clients?, runtime?, store?, host?, port?, assets?, onWarning? }' },
+);
 
 const COOKIE = 'ax_studio_token';
 const HEADER = 'x-ax-studio-token';
@@ -150,6 +181,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  * ```
  */
 export async function startStudio(options: AxStudioOptions = {}): Promise<AxStudio> {
+  assertMCPOptions(STUDIO_OPTIONS, options, 'startStudio options');
   const host = options.host ?? '127.0.0.1';
   const warn = options.onWarning ?? ((message: string) => console.warn(message));
   if (!LOOPBACK.has(host))

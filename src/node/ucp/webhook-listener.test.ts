@@ -26,7 +26,8 @@ let runtime: AxEventRuntime;
 const seen: AxEventContext[] = [];
 
 beforeAll(async () => {
-  source = new AxUCPWebhookEventSource({ businesses: [] });
+  // The platform server starts first (the client needs its profile URL); the source is made
+  // once the client exists, and the handler reaches it at request time.
   const handler = axUCPWebhookHandler(
     { handle: (request) => source.handle(request) },
     {
@@ -161,5 +162,24 @@ describe('axUCPWebhookHandler', () => {
     expect(() => axUCPWebhookHandler(source, { maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
     expect(() => axUCPWebhookHandler(source, { origin: 'not a url' })).toThrow(/origin/);
     expect(() => axUCPWebhookHandler({} as never)).toThrow(/AxUCPWebhookEventSource/);
+    // A misspelled key is refused with the nearest name, never ignored.
+    const misspelled = { maxBodyByte: 10 } as never;
+    expect(() => axUCPWebhookHandler(source, misspelled)).toThrow(
+      expect.objectContaining({ code: 'invalid_options', message: expect.stringMatching(/maxBodyBytes/) }),
+    );
+    expect(() => axUCPWebhookListener(source, { prot: 1 } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+    });
+    expect(
+      () => new AxUCPWebhookEventSource({ businesses: [{ client: shop }], toleranceSecond: 5 } as never),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'invalid_options',
+        message: expect.stringMatching(/toleranceSeconds/),
+      }),
+    );
+    expect(() => new AxUCPWebhookEventSource({ businesses: [] })).toThrow(
+      expect.objectContaining({ code: 'invalid_options' }),
+    );
   });
 });

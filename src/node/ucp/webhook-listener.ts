@@ -6,7 +6,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AxUCPError } from '../../ucp/errors.js';
+import { matching, number, object, string } from '../../options/check.js';
+import { AxUCPError, assertUCPOptions } from '../../ucp/errors.js';
 import type { AxUCPWebhookEventSource } from '../../ucp/webhook-source.js';
 
 /** Options of {@link axUCPWebhookHandler}. */
@@ -26,6 +27,21 @@ export interface AxUCPWebhookHandlerOptions {
    */
   origin?: string;
 }
+
+const HANDLER_KEYS = {
+  path: matching(/^\//, 'a path starting with /'),
+  maxBodyBytes: number({ integer: true, min: 1 }),
+  timeoutMs: number({ min: 1 }),
+  origin: string({ nonEmpty: true }),
+};
+/** What the handler accepts: a misspelled key is refused, never ignored. */
+const HANDLER_OPTIONS = object(HANDLER_KEYS, {
+  expected: 'options { path?, maxBodyBytes?, timeoutMs?, origin? }',
+});
+const LISTENER_OPTIONS = object(
+  { ...HANDLER_KEYS, host: string({ nonEmpty: true }), port: number({ integer: true, min: 0, max: 65535 }) },
+  { expected: 'options { host?, port?, path?, maxBodyBytes?, timeoutMs?, origin? }' },
+);
 
 /** Options of {@link axUCPWebhookListener}: the handler's, and where to listen. */
 export interface AxUCPWebhookListenerOptions extends AxUCPWebhookHandlerOptions {
@@ -66,12 +82,9 @@ export function axUCPWebhookHandler(
   if (typeof source?.handle !== 'function') {
     throw new AxUCPError('invalid_options', 'axUCPWebhookHandler needs an AxUCPWebhookEventSource');
   }
+  assertUCPOptions(HANDLER_OPTIONS, options, 'axUCPWebhookHandler options');
   const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_BYTES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isInteger(maxBytes) || maxBytes < 1)
-    throw new AxUCPError('invalid_options', 'maxBodyBytes must be a positive integer');
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-    throw new AxUCPError('invalid_options', 'timeoutMs must be a positive number of milliseconds');
   let origin: string | undefined;
   if (options.origin !== undefined) {
     try {
@@ -98,6 +111,7 @@ export async function axUCPWebhookListener(
   source: AxUCPWebhookReceiver,
   options: AxUCPWebhookListenerOptions = {},
 ): Promise<AxUCPWebhookListener> {
+  assertUCPOptions(LISTENER_OPTIONS, options, 'axUCPWebhookListener options');
   const { host = '127.0.0.1', port = 0, ...rest } = options;
   const path = rest.path ?? '/webhooks/ucp';
   const handler = axUCPWebhookHandler(source, { ...rest, path });
