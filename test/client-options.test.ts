@@ -160,6 +160,15 @@ describe('AxMCPClient options are checked before anything is sent', () => {
     expect(totalRequests()).toBe(before);
   });
 
+  it('the demo server checks its options too: a misspelled key names the nearest one', () => {
+    expect(() => new AxMCPDemoServer({ prot: 3000 } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_options', message: expect.stringMatching(/port/) }),
+    );
+    expect(() => new AxMCPDemoServer({ era: 'both' } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_options' }),
+    );
+  });
+
   it('a transport that is not one is refused with the same code', () => {
     expect(() => new AxMCPClient({ url } as never, { namespace: 'inv' })).toThrow(
       expect.objectContaining({ code: 'invalid_options', path: '(options)' }),

@@ -13,7 +13,8 @@ import {
   localhostAllowedOrigins,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
-import { AxMCPError } from '../protocol/errors.js';
+import { boolean, number, object, oneOf, record, string } from '../options/check.js';
+import { AxMCPError, assertMCPOptions } from '../protocol/errors.js';
 import { type AxMCPDemoControls, AxMCPDemoError, handleControl } from './control.js';
 import type { AxMCPDemoHeaderViolation } from './headers.js';
 import {
@@ -99,6 +100,27 @@ export interface AxMCPDemoState {
 const MAX_COUNTED_METHODS = 200;
 const MAX_VIOLATIONS = 100;
 
+/** What {@link AxMCPDemoServer} accepts. */
+const DEMO_SERVER_OPTIONS = object(
+  {
+    era: oneOf('dual', 'modern', 'legacy'),
+    port: number({ integer: true, min: 0, max: 65535 }),
+    host: string({ nonEmpty: true }),
+    checkHeaders: boolean(),
+    taskCompletesAfterPolls: number({ integer: true, min: 0 }),
+    taskTtlMs: number({ min: 1 }),
+    taskPollIntervalMs: number({ min: 0 }),
+    retryIntervalMs: number({ min: 0 }),
+    keepAliveMs: number({ min: 0 }),
+    cacheHints: record(object({}, { open: true })),
+    controlEndpoints: boolean(),
+    maxSessions: number({ integer: true, min: 1 }),
+    maxStreams: number({ integer: true, min: 1 }),
+    shop: boolean(),
+  },
+  { expected: 'AxMCPDemoServer options { era?, port?, host?, … }' },
+);
+
 /**
  * The demo inventory MCP server. `start()` binds and returns the endpoint URL; `close()` ends
  * every session, stream and socket. The methods mirror the HTTP control endpoints.
@@ -119,7 +141,9 @@ export class AxMCPDemoServer implements AxMCPDemoControls {
   #url: string | undefined;
   #closed = false;
 
+  /** Checks the options first: a misspelled key is `invalid_options` with the nearest name. */
   constructor(options: AxMCPDemoServerOptions = {}) {
+    assertMCPOptions(DEMO_SERVER_OPTIONS, options, 'AxMCPDemoServer options');
     this.era = options.era ?? 'dual';
     this.#options = options;
     this.#host = options.host ?? '127.0.0.1';
