@@ -5,42 +5,12 @@
  * `--yes` (nothing sent, nothing charged), an idempotent replay charging once, and mistakes with
  * clear messages and the CLI's exit codes (2 usage, 1 failure).
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo.js';
+import { CLI_BUILT, runCLI } from './helpers/cli.js';
 import { startUCPBusiness, type UCPBusiness } from './servers/ucp-business.js';
 
-const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], timeoutMs = 30_000): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      fail(new Error(`ax-mcp ${args.join(' ')} did not finish: ${stdout}${stderr}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const run = runCLI;
 
 const firstLine = (text: string) => text.split('\n')[0];
 const payment = JSON.stringify({
@@ -54,10 +24,7 @@ const payment = JSON.stringify({
   ],
 });
 
-if (!existsSync(BIN))
-  console.warn(`CLI tests skipped: ${BIN} is missing — run \`npm run build\` (npm test does).`);
-
-describe.skipIf(!existsSync(BIN))('ax-mcp ucp', () => {
+describe.skipIf(!CLI_BUILT)('ax-mcp ucp', () => {
   let demo: AxMCPDemoServer;
   let shop: string;
   let business: UCPBusiness;

@@ -8,40 +8,14 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo.js';
+import { CLI_BIN, CLI_BUILT, type CLIRun, runCLI } from './helpers/cli.js';
 import { eventually } from './helpers/clients.js';
 import { startLegacyV1Server } from './servers/legacy-v1.js';
 import { startWebSocketServer } from './servers/websocket.js';
 
 // The CLI is tested as users run it: the built bin in a child process (npm test builds first).
-const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = { NO_COLOR: '1' }): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      fail(new Error(`ax-mcp ${args.join(' ')} did not finish: ${stdout}${stderr}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const BIN = CLI_BIN;
+const run = runCLI;
 
 /** A CLI process that keeps running (watch, demo --serve): its output so far, and a stop that waits for its exit code. */
 function running(args: string[]) {
@@ -62,10 +36,7 @@ function running(args: string[]) {
   };
 }
 
-if (!existsSync(BIN))
-  console.warn(`CLI tests skipped: ${BIN} is missing — run \`npm run build\` (npm test does).`);
-
-describe.skipIf(!existsSync(BIN))('the ax-mcp CLI', () => {
+describe.skipIf(!CLI_BUILT)('the ax-mcp CLI', () => {
   let server: AxMCPDemoServer;
   let url: string;
 
@@ -360,7 +331,7 @@ export const routes = [
 
   it('ws:// endpoints, and SSRF refusals worded in flags on the first line, never in library options', async () => {
     const peer = await startWebSocketServer();
-    let refused: Run;
+    let refused: CLIRun;
     try {
       // Without NO_COLOR, but on a pipe: still no colour.
       const inspected = await run(['inspect', peer.url, '--allow-localhost'], 30_000, { NO_COLOR: '' });

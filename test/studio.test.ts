@@ -26,6 +26,7 @@ import {
   eventTarget,
 } from '../src/index.js';
 import { AxSQLiteEventStore, type AxStudio, startStudio } from '../src/node.js';
+import { CLI_BIN, CLI_BUILT, runCLI } from './helpers/cli.js';
 import { eventually, httpClient } from './helpers/clients.js';
 import {
   disconnectSignal,
@@ -399,17 +400,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
 );
 
 // The CLI as users run it: the built bin (npm test builds first).
-const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
+const BIN = CLI_BIN;
 if (!existsSync(BIN)) console.warn(`studio.test.ts: SKIPPED the CLI test: ${BIN} is missing (npm run build)`);
 
-describe.skipIf(!existsSync(BIN))('ax-mcp studio (the CLI)', () => {
+describe.skipIf(!CLI_BUILT)('ax-mcp studio (the CLI)', () => {
   it('--help prints the usage', async () => {
-    const child = spawn(process.execPath, [BIN, 'studio', '--help']);
-    let stdout = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    const [code] = (await once(child, 'close')) as [number | null];
+    const { code, stdout } = await runCLI(['studio', '--help']);
     expect(code).toBe(0);
     expect(stdout).toContain('ax-mcp studio [endpoint...]');
     expect(stdout).toContain('--store');
