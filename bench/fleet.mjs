@@ -30,6 +30,7 @@
 //   npm run build && AX_MCP_BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test node bench/fleet.mjs \
 //     [--workers 4] [--lanes 4] [--events 5000] [--rounds 3] [--batch 100] [--producers 4] \
 //     [--paced 1000] [--systems ax,gw,gwb,pbb,pbf] [--scenarios drain,ordered,live,paced,enqueue] [--quick]
+//     [--prof DIR] [--queries]
 //
 // Imports the compiled library from ../dist (or AX_MCP_DIST); graphile-worker and pg-boss are
 // devDependencies. Progress goes to stderr, the table to stdout.
@@ -123,6 +124,19 @@ async function worker() {
   const effects = new pg.Pool({ connectionString: wurl, max: lanes });
   const insert = INSERT(schema);
   const state = { count: 0, dup: 0, lastAt: 0, lat: [], cpu0: null };
+  // --queries: count the statements this worker sends, by their first words, printed at stop.
+  const statements = new Map();
+  if (opt.queries === true) {
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (config, ...rest) {
+      if (state.cpu0 !== null) {
+        const text = typeof config === 'string' ? config : (config?.text ?? '');
+        const key = text.replace(/\s+/g, ' ').trim().slice(0, 60);
+        statements.set(key, (statements.get(key) ?? 0) + 1);
+      }
+      return query.call(this, config, ...rest);
+    };
+  }
   async function handle(item) {
     if (item.t !== undefined) state.lat.push(now() - item.t);
     try {
@@ -245,6 +259,13 @@ async function worker() {
       const cpu = cpuMs();
       await Promise.race([stop(), sleep(10_000)]);
       await effects.end();
+      if (statements.size > 0)
+        process.stderr.write(
+          `statements (${system}, ${state.count} deliveries):\n${[...statements]
+            .sort((a, b) => b[1] - a[1])
+            .map(([text, n]) => `  ${(n / Math.max(1, state.count)).toFixed(2)}  ${text}`)
+            .join('\n')}\n`,
+        );
       process.stdout.write(
         `f ${JSON.stringify({ count: state.count, dup: state.dup, cpu, lat: state.lat })}\n`,
       );
@@ -382,6 +403,8 @@ function spawnWorker(system, schema, scenario) {
   const proc = spawn(
     process.execPath,
     [
+      // --prof DIR: a CPU profile of every worker process, for finding where a delivery's time goes.
+      ...(typeof opt.prof === 'string' ? ['--cpu-prof', '--cpu-prof-dir', opt.prof] : []),
       fileURLToPath(import.meta.url),
       '--role',
       'worker',
@@ -397,6 +420,7 @@ function spawnWorker(system, schema, scenario) {
       String(BATCH),
       '--workers',
       String(WORKERS),
+      ...(opt.queries === true ? ['--queries'] : []),
     ],
     { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, AX_MCP_FLEET_APP: WORKER_APP } },
   );

@@ -175,6 +175,14 @@ export class Executor {
     return true;
   }
 
+  /**
+   * A claim this worker will not start (it claimed ahead and is closing, or the claim waited
+   * too long): back to the queue, the attempt not counted.
+   */
+  async handBack(claim: AxEventClaim): Promise<void> {
+    await this.#handBack(claim.delivery);
+  }
+
   /** The worker is closing: the delivery goes back to the queue, this attempt not counted. */
   #handBack(d: AxEventDelivery): Promise<AxEventRunStatus | null> {
     return this.#settle(d, { status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() });

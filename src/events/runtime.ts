@@ -28,7 +28,7 @@ import {
   RUNTIME_OPTIONS,
   retryPolicyOf,
 } from './runtime-options.js';
-import { DeliveryScheduler } from './scheduler.js';
+import { DeliveryScheduler, type DeliverySchedulerDeps } from './scheduler.js';
 import {
   type AxEventPublisher,
   type AxEventPublishOptions,
@@ -127,7 +127,7 @@ export class AxEventRuntime {
       leaseMs,
       onError: (error, deliveryId) => this.#report(error, { phase: 'delivery', deliveryId }),
     });
-    this.#scheduler = new DeliveryScheduler({
+    this.#scheduler = schedulerOf(this, {
       store: this.store,
       clock: this.clock,
       executor,
@@ -414,7 +414,7 @@ export class AxEventRuntime {
    * creates, like sink writes, included). Returns how many deliveries ran.
    */
   runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
-    return this.#scheduler.runDue(options);
+    return this.#scheduler.runDue({ limit: options.limit, signal: options.signal });
   }
 
   /**
@@ -463,6 +463,29 @@ export class AxEventRuntime {
     await this.#scheduler.settle();
     if (this.#ownsStore) await this.store.close();
   }
+}
+
+const schedulers = new WeakMap<AxEventRuntime, DeliveryScheduler>();
+
+function schedulerOf(runtime: AxEventRuntime, deps: DeliverySchedulerDeps): DeliveryScheduler {
+  const scheduler = new DeliveryScheduler(deps);
+  schedulers.set(runtime, scheduler);
+  return scheduler;
+}
+
+/**
+ * Internal: `runDue` for a long-lived lane that calls it again and again (the PostgreSQL
+ * worker's): while there is a backlog and runs are short, one claim statement takes work for
+ * several runs ahead, held here and handed back on close. A host that calls `runDue` once
+ * and exits gets none of that.
+ */
+export function runDueClaimingAhead(
+  runtime: AxEventRuntime,
+  options: { limit?: number; signal?: AbortSignal },
+): Promise<{ executed: number }> {
+  const scheduler = schedulers.get(runtime);
+  if (!scheduler) return runtime.runDue(options);
+  return scheduler.runDue({ ...options, claimAhead: true });
 }
 
 /**

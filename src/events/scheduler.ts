@@ -31,10 +31,30 @@ interface Running {
   controller: AbortController | null;
 }
 
+/**
+ * Claims are taken ahead of free lanes only while runs here take at most this long: a claim
+ * taken ahead waits about one run for its lane, and holds its lease while it waits.
+ */
+const AHEAD_MAX_RUN_MS = 100;
+/** How much of a lease a claim taken ahead may have used waiting before it is handed back instead. */
+const AHEAD_MAX_WAIT_SHARE = 0.5;
+
 /** Runs claimed deliveries. One instance per runtime. */
 export class DeliveryScheduler {
   readonly #deps: DeliverySchedulerDeps;
   readonly #running = new Map<string, Running>();
+  /**
+   * Claimed ahead of a free lane, while there is a backlog and runs are short: one claim
+   * statement then feeds several runs, where each run that ended would otherwise claim its
+   * successor alone. Started in claim order as lanes free up.
+   */
+  readonly #ahead: { claim: AxEventClaim; at: number }[] = [];
+  /** How long runs here take, a moving average (ms); `null` before one has ended. */
+  #runMs: number | null = null;
+  /** The last claim came back as full as asked: there is likely more. */
+  #backlog = false;
+  /** A claim refilling {@link #ahead} in the background. */
+  #refilling: Promise<void> | null = null;
   /** Rung when work may have become claimable: a publish, a redrive, a finished run. */
   readonly #work = new Doorbell();
   /** Rung when a run ends or the runtime stops: publishers waiting for room, `waitForIdle`. */
@@ -65,6 +85,13 @@ export class DeliveryScheduler {
 
   /** Abort a delivery running here and wait for it; `false` when it does not run here. */
   async abort(deliveryId: string, reason: unknown): Promise<boolean> {
+    const waiting = this.#ahead.findIndex((entry) => entry.claim.delivery.id === deliveryId);
+    if (waiting >= 0) {
+      // Not started yet: it starts now and, seeing the cancel, ends without invoking anything.
+      const { claim } = this.#ahead.splice(waiting, 1)[0] as { claim: AxEventClaim };
+      await this.#launch({ ...claim, delivery: { ...claim.delivery, cancelRequested: true } });
+      return true;
+    }
     const local = this.#running.get(deliveryId);
     if (!local) return false;
     local.controller?.abort(reason);
@@ -72,13 +99,22 @@ export class DeliveryScheduler {
     return true;
   }
 
-  /** Run everything due now, `concurrency` at a time, until nothing is due. */
-  async runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
+  /**
+   * Run everything due now, `concurrency` at a time, until nothing is due. `claimAhead` is for
+   * a caller that keeps calling (a long-lived lane): a host that calls once and exits must not
+   * leave claims held ahead behind it.
+   */
+  async runDue(
+    options: { limit?: number; signal?: AbortSignal; claimAhead?: boolean } = {},
+  ): Promise<{ executed: number }> {
     let executed = 0;
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     await this.#maybePrune();
     while (executed < limit && !options.signal?.aborted && !this.#stop.signal.aborted) {
-      const claims = await this.#claim(Math.min(this.#deps.concurrency, limit - executed));
+      const claims = await this.#take(
+        Math.min(this.#deps.concurrency, limit - executed),
+        options.claimAhead === true,
+      );
       if (claims.length === 0) break;
       await Promise.all(claims.map((c) => this.#launch(c)));
       executed += claims.length;
@@ -112,6 +148,7 @@ export class DeliveryScheduler {
   async loopEnded(): Promise<void> {
     this.#work.ring();
     await this.#loop;
+    await this.#releaseAhead();
   }
 
   /** Stop `runDue`, and abort every delivery running here (idempotent ones are handed back). */
@@ -135,6 +172,7 @@ export class DeliveryScheduler {
   #launch(claim: AxEventClaim): Promise<void> {
     const id = claim.delivery.id;
     const entry: Running = { done: Promise.resolve(), controller: null };
+    const started = this.#deps.clock.now();
     entry.done = this.#deps.executor
       .execute(claim, (controller) => {
         entry.controller = controller;
@@ -144,6 +182,8 @@ export class DeliveryScheduler {
         };
       })
       .finally(() => {
+        const ms = this.#deps.clock.now() - started;
+        this.#runMs = this.#runMs === null ? ms : this.#runMs * 0.8 + ms * 0.2;
         this.#running.delete(id);
         this.#work.ring();
         this.#progress.ring();
@@ -163,6 +203,89 @@ export class DeliveryScheduler {
     }
   }
 
+  /** How many claims to hold ahead of free lanes now: none unless there is a backlog and runs are short. */
+  #aheadTarget(): number {
+    const runMs = this.#runMs;
+    const short = runMs !== null && runMs <= AHEAD_MAX_RUN_MS && runMs * 10 <= this.#deps.leaseMs;
+    return this.#backlog && short && !this.#stopping ? this.#deps.concurrency : 0;
+  }
+
+  /**
+   * Up to `limit` claims to start now: those taken ahead first (one that waited too long goes
+   * back to the queue), then a claim statement for the rest, which also refills what is held
+   * ahead once half of it is used (when `ahead`).
+   */
+  async #take(limit: number, ahead: boolean): Promise<AxEventClaim[]> {
+    const { clock, leaseMs } = this.#deps;
+    const taken: AxEventClaim[] = [];
+    while (taken.length < limit && this.#ahead.length > 0) {
+      const { claim, at } = this.#ahead.shift() as { claim: AxEventClaim; at: number };
+      const stale = clock.now() - at > leaseMs * AHEAD_MAX_WAIT_SHARE;
+      if (stale && !this.#mustRun(claim)) void this.#handBack(claim);
+      else taken.push(claim);
+    }
+    const target = ahead ? this.#aheadTarget() : 0;
+    const refill = this.#ahead.length * 2 <= target ? target - this.#ahead.length : 0;
+    const short = limit - taken.length;
+    if (short === 0) {
+      // Everything asked for was held ahead: refill in the background, the runs start now.
+      if (refill > 0 && !this.#refilling) this.#refilling = this.#refill(refill);
+      return taken;
+    }
+    const claims = await this.#claimAhead(short + refill);
+    taken.push(...claims.splice(0, short));
+    const at = clock.now();
+    for (const claim of claims) this.#ahead.push({ claim, at });
+    return taken;
+  }
+
+  /** Claim `want`, note whether that found a backlog, and hold what is not asked for ahead. */
+  async #claimAhead(want: number): Promise<AxEventClaim[]> {
+    const claims = await this.#claim(want);
+    this.#backlog = claims.length === want;
+    return claims;
+  }
+
+  async #refill(want: number): Promise<void> {
+    try {
+      const claims = await this.#claimAhead(want);
+      const at = this.#deps.clock.now();
+      for (const claim of claims) this.#ahead.push({ claim, at });
+      // A loop or lane that found nothing while this was in flight looks again.
+      if (claims.length > 0) this.#work.ring();
+    } catch (error) {
+      this.#deps.report(error, { phase: 'scheduler' });
+    } finally {
+      this.#refilling = null;
+    }
+  }
+
+  /**
+   * A recovered claim whose target may have run: only the executor may decide it (it ends
+   * `outcome_unknown` unless the target is idempotent), so it is never simply handed back.
+   */
+  #mustRun(claim: AxEventClaim): boolean {
+    return claim.recovered && claim.previousStatus === 'running';
+  }
+
+  async #handBack(claim: AxEventClaim): Promise<void> {
+    try {
+      await this.#deps.executor.handBack(claim);
+    } catch (error) {
+      this.#deps.report(error, { phase: 'scheduler' });
+    }
+    this.#work.ring();
+  }
+
+  /** The loop has ended: what it claimed ahead goes back to the queue, its attempt not counted. */
+  async #releaseAhead(): Promise<void> {
+    await this.#refilling;
+    const waiting = this.#ahead.splice(0);
+    await Promise.all(
+      waiting.map(({ claim }) => (this.#mustRun(claim) ? this.#launch(claim) : this.#handBack(claim))),
+    );
+  }
+
   async #runLoop(): Promise<void> {
     const stop = this.#stop.signal;
     const { store, clock, concurrency } = this.#deps;
@@ -172,7 +295,7 @@ export class DeliveryScheduler {
         await this.#maybePrune();
         const free = concurrency - this.#running.size;
         if (free > 0) {
-          const claims = await this.#claim(free);
+          const claims = await this.#take(free, true);
           for (const claim of claims) void this.#launch(claim);
           if (claims.length > 0 && claims.length === free) continue;
           const next = await store.nextDueAt();

@@ -14,7 +14,7 @@
 
 import { AxEventClosedError, type AxEventConfigError, assertEventOptions } from '../../events/errors.js';
 import type { AxEventRuntime } from '../../events/runtime.js';
-import { eventRuntime } from '../../events/runtime.js';
+import { eventRuntime, runDueClaimingAhead } from '../../events/runtime.js';
 import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
 import { func, instance, number, object, required } from '../../options/check.js';
 import { AxPostgresEventStore } from './event-store.js';
@@ -233,7 +233,7 @@ export class AxPostgresEventWorker {
       const failures = this.#storeFailures;
       this.#busy++;
       try {
-        executed = (await this.runtime.runDue({ limit: 1, signal: stop })).executed;
+        executed = (await runDueClaimingAhead(this.runtime, { limit: 1, signal: stop })).executed;
         if (this.#storeFailures === failures && !stop.aborted) this.#answered();
       } catch (error) {
         this.#report(error);
