@@ -68,7 +68,12 @@ export {
   checkRoute,
 } from './route.js';
 export { AxEventRouteBuilder, eventRoute } from './route-builder.js';
-export { AxEventRuntime, eventRuntime } from './runtime.js';
+export {
+  type AxEventPublished,
+  type AxEventPublishListener,
+  AxEventRuntime,
+  eventRuntime,
+} from './runtime.js';
 export type {
   AxEventErrorReport,
   AxEventRuntimeConfig,
@@ -100,6 +105,7 @@ export {
   type AxEventAppendResult,
   type AxEventClaim,
   type AxEventContinuation,
+  type AxEventContinuationListing,
   type AxEventDeadLetter,
   type AxEventDeadLetterReason,
   type AxEventDedupeKey,
@@ -108,6 +114,8 @@ export {
   type AxEventDurability,
   type AxEventPruneResult,
   type AxEventRun,
+  type AxEventRunPage,
+  type AxEventRunQuery,
   type AxEventRunStatus,
   type AxEventSinkDraft,
   type AxEventStore,

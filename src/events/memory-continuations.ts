@@ -4,7 +4,8 @@
  */
 
 import { AxEventError } from './errors.js';
-import type { AxEventContinuation } from './store.js';
+import { compareContinuations, isExpired } from './run-listing.js';
+import type { AxEventContinuation, AxEventContinuationListing } from './store.js';
 import { NUL } from './store-helpers.js';
 
 function keyOf(c: Pick<AxEventContinuation, 'scope' | 'kind' | 'value'>): string {
@@ -63,6 +64,14 @@ export class MemoryContinuations {
     const c = id ? this.#byId.get(id) : undefined;
     if (!c || (c.expiresAt !== null && c.expiresAt <= now)) return null;
     return { ...c };
+  }
+
+  /** Copies of up to `limit` continuations, newest first, expired ones (not yet pruned) marked. */
+  list(now: number, limit: number): AxEventContinuationListing[] {
+    return [...this.#byId.values()]
+      .sort(compareContinuations)
+      .slice(0, limit)
+      .map((c) => ({ ...c, expired: isExpired(c, now) }));
   }
 
   /** Drops the expired ones; returns how many. */

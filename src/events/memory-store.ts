@@ -13,16 +13,20 @@ import {
   MEMORY_STORE_OPTIONS,
   memoryStoreLimits,
 } from './memory-store-options.js';
+import { checkContinuationQuery, checkRunQuery, lastUpdateOf, pageOf } from './run-listing.js';
 import type {
   AxEventAppendInput,
   AxEventAppendManyInput,
   AxEventAppendResult,
   AxEventClaim,
   AxEventContinuation,
+  AxEventContinuationListing,
   AxEventDeadLetter,
   AxEventDelivery,
   AxEventPruneResult,
   AxEventRun,
+  AxEventRunPage,
+  AxEventRunQuery,
   AxEventStore,
   AxEventStoredEvent,
   AxEventTransition,
@@ -415,6 +419,29 @@ export class AxMemoryEventStore implements AxEventStore {
     this.#open();
     const d = this.#byRunOrDelivery(id);
     return d ? this.#run(d) : null;
+  }
+
+  /** Scans every run it holds (at most `maxRetainedRuns` finished ones and the pending ones). */
+  async listRuns(input?: AxEventRunQuery): Promise<AxEventRunPage> {
+    this.#open();
+    const query = checkRunQuery(input);
+    const statuses = query.statuses && new Set(query.statuses);
+    const matching: AxEventDelivery[] = [];
+    for (const deliveryId of this.#runs.values()) {
+      const d = this.#deliveries.get(deliveryId);
+      if (!d || (statuses && !statuses.has(d.status))) continue;
+      if (query.routeId !== null && d.routeId !== query.routeId) continue;
+      if (query.targetId !== null && d.targetId !== query.targetId) continue;
+      matching.push(d);
+    }
+    const { page, next } = pageOf(matching, (d) => ({ at: lastUpdateOf(d), id: d.runId }), query);
+    return { runs: page.map((d) => this.#run(d)), ...(next === undefined ? {} : { next }) };
+  }
+
+  async listContinuations(input: { now: number; limit?: number }): Promise<AxEventContinuationListing[]> {
+    this.#open();
+    const { now, limit } = checkContinuationQuery(input);
+    return this.#continuations.list(now, limit);
   }
 
   async listDeadLetters(input: { limit?: number } = {}): Promise<AxEventDeadLetter[]> {

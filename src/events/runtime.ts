@@ -44,6 +44,20 @@ import { checkTarget } from './target-builder.js';
 
 const LABEL = 'AxEventRuntime options';
 
+/** What {@link AxEventRuntime.onPublish} tells a listener about one published event. */
+export interface AxEventPublished {
+  /** The event as the publisher gave it (already checked and copied by the runtime: read it, do not change it). */
+  ingress: AxEventIngress;
+  /**
+   * Settles as the publish does: the event's receipt, or the error its publish failed with
+   * (a malformed event, a full store past `publishTimeoutMs`, a refused batch).
+   */
+  receipt: Promise<AxEventReceipt>;
+}
+
+/** A listener of {@link AxEventRuntime.onPublish}. */
+export type AxEventPublishListener = (published: AxEventPublished) => void;
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -70,6 +84,8 @@ export class AxEventRuntime {
   readonly #scheduler: DeliveryScheduler;
   #stopWatchingStore: (() => void) | undefined;
   readonly #publishing: Publishing;
+  /** Wrapped, so the same function added twice is called twice and removed once per remover. */
+  readonly #publishListeners = new Set<{ listener: AxEventPublishListener }>();
   #started = false;
   #closing: Promise<void> | null = null;
 
@@ -303,7 +319,44 @@ export class AxEventRuntime {
    */
   publish(ingress: AxEventIngress, options: AxEventPublishOptions = {}): Promise<AxEventReceipt> {
     if (this.#closing) return Promise.reject(new AxEventClosedError());
-    return this.#publishing.one(ingress, options);
+    const receipt = this.#publishing.one(ingress, options);
+    if (this.#publishListeners.size > 0) this.#announce(ingress, receipt);
+    return receipt;
+  }
+
+  /**
+   * Watch what is published: `listener` is called once for every event given to `publish()`
+   * or `publishMany()` (so for every event a source publishes) while the runtime is open, as
+   * soon as the publish starts, with the event and a promise of its receipt. The listener
+   * cannot slow a publish down or break it: it is called synchronously and must return
+   * quickly (await the receipt, not the publish), and one that throws is ignored. Without
+   * listeners a publish does nothing extra. Returns the function that removes the listener.
+   *
+   * @example
+   * ```ts
+   * const stop = runtime.onPublish(({ ingress, receipt }) => {
+   *   receipt.then((r) => console.log(ingress.event.type, r.deliveryIds), (e) => console.warn(e));
+   * });
+   * ```
+   */
+  onPublish(listener: AxEventPublishListener): () => void {
+    if (typeof listener !== 'function')
+      throw new AxEventConfigError('onPublish() takes a function ({ ingress, receipt }) => void');
+    const entry = { listener };
+    this.#publishListeners.add(entry);
+    return () => {
+      this.#publishListeners.delete(entry);
+    };
+  }
+
+  #announce(ingress: AxEventIngress, receipt: Promise<AxEventReceipt>): void {
+    for (const { listener } of [...this.#publishListeners]) {
+      try {
+        listener({ ingress, receipt });
+      } catch {
+        // A listener is an observer: it must never break a publish.
+      }
+    }
   }
 
   /**
@@ -331,7 +384,16 @@ export class AxEventRuntime {
     options: AxEventPublishOptions = {},
   ): Promise<AxEventReceipt[]> {
     if (this.#closing) return Promise.reject(new AxEventClosedError());
-    return this.#publishing.many(ingresses, options);
+    const receipts = this.#publishing.many(ingresses, options);
+    if (this.#publishListeners.size > 0 && Array.isArray(ingresses)) {
+      ingresses.forEach((ingress, i) => {
+        const receipt = receipts.then((all) => all[i] as AxEventReceipt);
+        // The caller handles the batch's failure; this copy of it must not be an unhandled rejection.
+        receipt.catch(() => undefined);
+        this.#announce(ingress, receipt);
+      });
+    }
+    return receipts;
   }
 
   /**

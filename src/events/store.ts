@@ -246,6 +246,37 @@ export interface AxEventRun {
   }[];
 }
 
+/**
+ * Which runs {@link AxEventStore.listRuns} lists, and where a page starts. Filters combine
+ * with AND; an empty or absent `status` list filters nothing.
+ */
+export interface AxEventRunQuery {
+  /** Only runs in one of these statuses. */
+  status?: readonly AxEventRunStatus[];
+  /** Only runs of this route. */
+  routeId?: string;
+  /** Only runs of this target (a resume run's target is known once it found its continuation). */
+  targetId?: string;
+  /** Runs per page, 1 to 500. Default 50. */
+  limit?: number;
+  /** The `next` of the previous page: list the runs after it. Opaque; only this store reads it. */
+  before?: string;
+}
+
+/** One page of {@link AxEventStore.listRuns}. */
+export interface AxEventRunPage {
+  /** Newest first: by last update (the latest of creation, start and finish), then by run id. */
+  runs: AxEventRun[];
+  /** Pass as `before` for the next page; absent on the last page. */
+  next?: string;
+}
+
+/** A continuation as {@link AxEventStore.listContinuations} lists it. */
+export interface AxEventContinuationListing extends AxEventContinuation {
+  /** Past its `expiresAt`: a resume no longer finds it, and the next `prune` removes it. */
+  expired: boolean;
+}
+
 /** What {@link AxEventStore.prune} removed. */
 export interface AxEventPruneResult {
   deliveries: number;
@@ -337,6 +368,22 @@ export interface AxEventStore {
   }): Promise<AxEventContinuation | null>;
   /** A run by run id or delivery id. */
   getRun(id: string): Promise<AxEventRun | null>;
+  /**
+   * Optional: every run the store holds, newest first by last update (the latest of creation,
+   * start and finish), then by run id, filtered and in pages; each run as `getRun` returns it
+   * (sink writes are part of their run, not runs of their own). Page on with `before: next`:
+   * a run added meanwhile is newer than the cursor and never shows up on a later page, so
+   * paging neither skips nor repeats a run that is not updated meanwhile (a run that is moves
+   * to the front). A malformed `before`, an unknown status or a `limit` outside 1–500 throws
+   * `AxEventInputError` (`invalid_input`); nothing is ignored.
+   */
+  listRuns?(input?: AxEventRunQuery): Promise<AxEventRunPage>;
+  /**
+   * Optional: the continuations the store holds, newest first (by creation, then id), live
+   * ones and those expired by `now` that `prune` has not removed yet (`expired: true`).
+   * `limit` is 1 to 500, default 50; outside it throws `AxEventInputError`.
+   */
+  listContinuations?(input: { now: number; limit?: number }): Promise<AxEventContinuationListing[]>;
   /** Dead letters not yet redriven, oldest first. */
   listDeadLetters(input?: { limit?: number }): Promise<AxEventDeadLetter[]>;
   /**

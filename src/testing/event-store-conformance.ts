@@ -17,6 +17,7 @@ import { batchCases } from './event-store-conformance/batches.js';
 import { continuationCases } from './event-store-conformance/continuations.js';
 import { deliveryCases } from './event-store-conformance/deliveries.js';
 import type { Case } from './event-store-conformance/kit.js';
+import { listingCases } from './event-store-conformance/listing.js';
 import { runCases } from './event-store-conformance/runs.js';
 
 /** Options of {@link runEventStoreConformance}. */
@@ -33,7 +34,7 @@ export interface AxEventStoreConformanceOptions {
   dispose?: (store: AxEventStore) => void | Promise<void>;
 }
 
-const cases: Case[] = [...deliveryCases, ...batchCases, ...runCases, ...continuationCases];
+const cases: Case[] = [...deliveryCases, ...batchCases, ...runCases, ...continuationCases, ...listingCases];
 
 /** @deprecated Renamed {@link AxEventStoreConformanceOptions}: public names start with `Ax`. */
 export type EventStoreConformanceOptions = AxEventStoreConformanceOptions;

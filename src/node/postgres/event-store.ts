@@ -9,15 +9,19 @@
  */
 
 import type pg from 'pg';
+import { checkContinuationQuery, checkRunQuery } from '../../events/run-listing.js';
 import type {
   AxEventAppendInput,
   AxEventAppendManyInput,
   AxEventAppendResult,
   AxEventClaim,
   AxEventContinuation,
+  AxEventContinuationListing,
   AxEventDeadLetter,
   AxEventPruneResult,
   AxEventRun,
+  AxEventRunPage,
+  AxEventRunQuery,
   AxEventRunStatus,
   AxEventStore,
   AxEventTransition,
@@ -58,6 +62,7 @@ import {
   transitionLeased,
   transitionTogether,
 } from './event-store-transition.js';
+import { listContinuations, listRuns } from './listing.js';
 import { type ClaimRequest, SharedStatements, sharedClaims } from './shared-statements.js';
 
 export { type AxPostgresEventStoreOptions, POSTGRES_EVENT_STORE_OPTIONS } from './event-store-options.js';
@@ -308,6 +313,15 @@ export class AxPostgresEventStore implements AxEventStore {
   async getRun(id: string): Promise<AxEventRun | null> {
     await this.#ready();
     return this.#runOf(null, id);
+  }
+
+  /** One statement per page (see `listing.ts`); a page scans the event deliveries. */
+  async listRuns(input?: AxEventRunQuery): Promise<AxEventRunPage> {
+    return listRuns(this.#tables, checkRunQuery(input));
+  }
+
+  async listContinuations(input: { now: number; limit?: number }): Promise<AxEventContinuationListing[]> {
+    return listContinuations(this.#tables, checkContinuationQuery(input));
   }
 
   async listDeadLetters(input: { limit?: number } = {}): Promise<AxEventDeadLetter[]> {

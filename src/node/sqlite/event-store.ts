@@ -14,15 +14,19 @@ import {
   AxEventError,
   assertEventOptions,
 } from '../../events/errors.js';
+import { checkContinuationQuery, checkRunQuery } from '../../events/run-listing.js';
 import type {
   AxEventAppendInput,
   AxEventAppendManyInput,
   AxEventAppendResult,
   AxEventClaim,
   AxEventContinuation,
+  AxEventContinuationListing,
   AxEventDeadLetter,
   AxEventPruneResult,
   AxEventRun,
+  AxEventRunPage,
+  AxEventRunQuery,
   AxEventRunStatus,
   AxEventStore,
   AxEventTransition,
@@ -30,6 +34,7 @@ import type {
 import { isTerminalRunStatus } from '../../events/store.js';
 import { copyDelivery, deliveryToRun } from '../../events/store-helpers.js';
 import { appendEvent, appendEvents, BatchFull, pendingCount } from './event-store-append.js';
+import { listContinuations, listRuns } from './event-store-listing.js';
 import {
   type AxSQLiteEventStoreOpenOptions,
   type AxSQLiteEventStoreOptions,
@@ -150,10 +155,11 @@ export class AxSQLiteEventStore implements AxEventStore {
     return stmt;
   }
 
-  #tx<T>(fn: () => T): Promise<T> {
+  /** `deferred` for reads that need one snapshot but must not hold the write lock (a long scan). */
+  #tx<T>(fn: () => T, mode: 'immediate' | 'deferred' = 'immediate'): Promise<T> {
     if (this.#closed) return Promise.reject(new AxEventClosedError('SQLite event store'));
     try {
-      return Promise.resolve(this.#runTx.immediate(fn) as T);
+      return Promise.resolve(this.#runTx[mode](fn) as T);
     } catch (error) {
       if (error instanceof AxEventError) return Promise.reject(error);
       return Promise.reject(
@@ -300,6 +306,20 @@ export class AxSQLiteEventStore implements AxEventStore {
       const row = this.#eventRow(id);
       return row ? this.#run(row) : null;
     });
+  }
+
+  /**
+   * One read transaction per page (see `event-store-listing.ts`): a page scans the event
+   * deliveries, so it takes a snapshot, not the write lock.
+   */
+  async listRuns(input?: AxEventRunQuery): Promise<AxEventRunPage> {
+    const query = checkRunQuery(input);
+    return this.#tx(() => listRuns(this.#statements, query), 'deferred');
+  }
+
+  async listContinuations(input: { now: number; limit?: number }): Promise<AxEventContinuationListing[]> {
+    if (this.#closed) throw new AxEventClosedError('SQLite event store');
+    return listContinuations(this.#statements, checkContinuationQuery(input));
   }
 
   async listDeadLetters(input: { limit?: number } = {}): Promise<AxEventDeadLetter[]> {
