@@ -14,7 +14,7 @@ import type {
 import { toPgText as t } from './connection.js';
 import { type AppendingStore, appendEvent } from './event-store-append.js';
 import { parse, type Row } from './event-store-rows.js';
-import { APPEND_MANY, draftColumns, KNOWN_MANY } from './event-store-sql.js';
+import { APPEND_MANY, draftRow, KNOWN_MANY } from './event-store-sql.js';
 
 const dedupeKey = (d: AxEventDedupeKey) => JSON.stringify([d.scope, d.source, d.id]);
 
@@ -108,25 +108,24 @@ export async function appendEvents(
 }
 
 function statementValues(store: AppendingStore, items: AxEventAppendItem[], now: number): unknown[] {
-  const drafts = items.flatMap((item) => item.deliveries);
-  const owner = items.flatMap((item, i) => item.deliveries.map(() => i + 1));
-  return [
-    now,
-    drafts.length,
-    store.maxPendingDeliveries,
-    items.map((x) => t(x.dedupe.scope)),
-    items.map((x) => t(x.dedupe.source)),
-    items.map((x) => t(x.dedupe.id)),
-    items.map((x) => JSON.stringify(x.deliveries.map((d) => d.id))),
-    items.map((x) => t(x.event.key)),
-    items.map((x) => t(x.event.scope)),
-    items.map((x) => JSON.stringify(x.event.ingress)),
-    items.map((x) => x.event.bytes),
-    items.map((x) => x.event.receivedAt),
-    items.map((x) => x.deliveries.length),
-    ...draftColumns(drafts),
-    owner,
-  ];
+  let drafts = 0;
+  const rows = items.map((x, i) => ({
+    scope: t(x.dedupe.scope),
+    source: t(x.dedupe.source),
+    event_id: t(x.dedupe.id),
+    delivery_ids: JSON.stringify(x.deliveries.map((d) => d.id)),
+    key: t(x.event.key),
+    event_scope: t(x.event.scope),
+    ingress: JSON.stringify(x.event.ingress),
+    bytes: x.event.bytes,
+    received_at: x.event.receivedAt,
+    n: x.deliveries.length,
+    item: i + 1,
+  }));
+  const deliveries = items.flatMap((x, i) =>
+    x.deliveries.map((d) => ({ ...draftRow(d), item: i + 1, ord: ++drafts })),
+  );
+  return [now, drafts, store.maxPendingDeliveries, JSON.stringify(rows), JSON.stringify(deliveries)];
 }
 
 /** Item by item, stopping at the first full one (the rest are full too: not written). */

@@ -731,6 +731,39 @@ describePg('AxPostgresEventStore', () => {
     await store.close();
   });
 
+  it('appends a batch holding strings PostgreSQL text cannot hold, quotes and backslashes, exactly', async () => {
+    const store = await open();
+    const odd = 'a\u0000b\ud800c"d\\e\u2028f';
+    const item = (n: number) => {
+      const { record, bytes } = normalizeIngress({
+        event: { id: `id${n}${odd}`, source: `src${odd}`, type: 't', data: { k: odd, n } },
+      });
+      return {
+        dedupe: { scope: 'anonymous', source: `src${odd}`, id: `id${n}${odd}` },
+        event: { key: `evt${n}${odd}`, scope: 'anonymous', ingress: record, bytes, receivedAt: n },
+        deliveries: [draft({ id: `dlv${n}${odd}`, instanceKey: odd, orderingKey: `${odd}${n}` })],
+      };
+    };
+    const items = [item(1), item(2)];
+    const results = await store.appendMany({ items, now: 0 });
+    expect(results).toEqual([
+      { status: 'appended', deliveryIds: [`dlv1${odd}`] },
+      { status: 'appended', deliveryIds: [`dlv2${odd}`] },
+    ]);
+    expect(await store.appendMany({ items, now: 0 })).toEqual([
+      { status: 'duplicate', deliveryIds: [`dlv1${odd}`] },
+      { status: 'duplicate', deliveryIds: [`dlv2${odd}`] },
+    ]);
+    const claims = await store.claim({ workerId: 'w', now: 0, leaseMs: 100, limit: 2 });
+    expect(
+      claims.map((c) => [c.delivery.id, c.delivery.instanceKey, c.event?.ingress.event.data]).sort(),
+    ).toEqual([
+      [`dlv1${odd}`, odd, { k: odd, n: 1 }],
+      [`dlv2${odd}`, odd, { k: odd, n: 2 }],
+    ]);
+    await store.close();
+  });
+
   it('prunes a finished run with its sink writes and its event, and keeps a run whose sink is pending', async () => {
     const store = await open({ retentionMs: 1000 });
     const [done, waiting] = await publish(store, [draft(), draft()]);
