@@ -33,7 +33,20 @@ export {
   AxMCPStdioTransport,
   type AxMCPStdioTransportOptions,
 } from './node/stdio/index.js';
-export { type AxStudio, type AxStudioOptions, startStudio } from './node/studio/index.js';
+export {
+  type AxStudio,
+  type AxStudioElicitation,
+  type AxStudioElicitationChange,
+  type AxStudioElicitationEnd,
+  type AxStudioElicitationOptions,
+  type AxStudioOptions,
+  type AxStudioPendingElicitation,
+  type AxStudioRecording,
+  type AxStudioRecordingOptions,
+  AxStudioRecordingTransport,
+  axStudioElicitation,
+  startStudio,
+} from './node/studio/index.js';
 export { AxMCPFileTokenStore } from './node/token-store.js';
 export {
   type AxUCPWebhookHandlerOptions,

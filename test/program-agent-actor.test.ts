@@ -235,5 +235,6 @@ const DEMO_TOOLS = [
   '- mcp.inv.tools.get_stock({ sku: string }) — Get stock: Stock of one SKU in every warehouse, with the total. [read-only]',
   '- mcp.inv.tools.adjust_stock({ warehouseId: string, sku: string, delta: number }) — Adjust stock: Adds (positive delta) or removes (negative delta) stock of a SKU in a warehouse. [destructive]',
   '- mcp.inv.tools.start_reindex({ scope: string }) — Start reindex: Reindexes the search index of a scope; runs as a task (poll tasks/get). [runs as a task]',
+  '- mcp.inv.tools.count_stock({ sku: string, delayMs?: number }) — Count stock: Counts the stock of one SKU warehouse by warehouse, reporting progress after each (notifications/progress). [read-only]',
   '</mcp_documentation>',
 ].join('\n');

@@ -8,22 +8,42 @@ import {
   type AxEventRuntime,
   type AxEventSource,
   type AxEventStore,
-  type AxMCPClient,
+  AxMCPClient,
   AxMCPEventSource,
   eventRuntime,
 } from '../index.js';
-import { AxPostgresEventStore, AxSQLiteEventStore, startStudio } from '../node.js';
-import { CONNECT_OPTIONS, type ConnectFlags, connect, connectHelp, UsageError } from './connect.js';
+import {
+  AxPostgresEventStore,
+  AxSQLiteEventStore,
+  AxStudioRecordingTransport,
+  axStudioElicitation,
+  startStudio,
+} from '../node.js';
+import {
+  CONNECT_OPTIONS,
+  type ConnectFlags,
+  clientOptionsOf,
+  connectHelp,
+  transportFor,
+  UsageError,
+} from './connect.js';
 import { loadRuntimeModule } from './runtime-module.js';
 import { watchPolicy } from './watch.js';
+
+/** Steps one on-demand recording of a CLI client keeps. */
+const RECORDING_MAX_STEPS = 10_000;
 
 export const STUDIO_HELP = `ax-mcp studio [endpoint...] [--store sqlite:FILE | postgres://…] [--routes ./my-runtime.js]
              [--subscribe all|<uri>...] [--port N] [--host ADDRESS]
 
-Serves a local web app over live objects: the servers and their catalogs, a form to call
-a tool, the subscriptions with their updates, the events with every route's decision, and
-the runs and dead letters of the store (redrive, cancel). Prints the address with its
-per-run token; every request without the token is refused.
+Serves a local web app over live objects: the servers and their catalogs (with their
+revision history), forms to call a tool, get a prompt, read a resource and ask for
+completions, the subscriptions with their updates, the events with every route's decision,
+and the runs and dead letters of the store (redrive, cancel). A form elicitation a server
+sends is answered from the page (unanswered for 5 minutes: cancel). Each client can be
+recorded on demand (at most ${RECORDING_MAX_STEPS} steps a recording, secrets redacted) and the recording
+downloaded for replay. Prints the address with its per-run token; every request without the
+token is refused.
 
   --store URL        sqlite:FILE or postgres://… (default: in memory, for this run only)
   --routes PATH      ES module exporting routes (and targets), as ax-mcp worker takes it; the
@@ -72,6 +92,7 @@ export async function studioCommand(
     throw new UsageError('--port must be a port number (0 for a free one)');
   const flags = values as ConnectFlags;
   const clients: AxMCPClient[] = [];
+  const elicitation = axStudioElicitation();
   let store: AxEventStore | undefined;
   let runtime: AxEventRuntime | undefined;
   let module: Awaited<ReturnType<typeof loadRuntimeModule>> | undefined;
@@ -80,7 +101,19 @@ export async function studioCommand(
     for (const [i, endpoint] of endpoints.entries()) {
       const base = flags.namespace ?? 'studio';
       const namespace = endpoints.length === 1 ? base : `${base}-${i + 1}`;
-      clients.push(await connect(endpoint, { ...flags, namespace }));
+      // Recorded only while the page says so; the credentials given here never reach a recording.
+      const secrets = [...(flags.bearer ? [flags.bearer] : [])];
+      for (const header of flags.header ?? []) secrets.push(header.slice(header.indexOf(':') + 1).trim());
+      const transport = new AxStudioRecordingTransport(await transportFor(endpoint, flags), {
+        secrets,
+        maxSteps: RECORDING_MAX_STEPS,
+      });
+      clients.push(
+        new AxMCPClient(transport, {
+          ...clientOptionsOf({ ...flags, namespace }),
+          elicitation: elicitation.handlers,
+        }),
+      );
     }
     if (values.store !== undefined) store = await openStore(values.store as string);
     module = values.routes
@@ -108,6 +141,7 @@ export async function studioCommand(
     const studio = await startStudio({
       clients,
       runtime,
+      elicitation,
       port,
       ...(values.host === undefined ? {} : { host: values.host as string }),
       onWarning: (message) => process.stderr.write(`ax-mcp studio: warning: ${message}\n`),
@@ -126,6 +160,7 @@ export async function studioCommand(
     await studio.close();
     return 0;
   } finally {
+    elicitation.close();
     await runtime?.close({ drain: false });
     for (const client of clients) await client.close();
     await store?.close();

@@ -3,6 +3,8 @@
  * tools, the prompt and the hand-written task methods, for one era. Modern instances are built
  * per request (by `createMcpHandler`), legacy ones per session.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type CacheHint,
   type CallToolResult,
@@ -201,6 +203,39 @@ function registerInventory(
     },
   );
   if (era === 'legacy') reindex.execution = { taskSupport: 'required' };
+  mcp.registerTool(
+    'count_stock',
+    {
+      title: 'Count stock',
+      description:
+        'Counts the stock of one SKU warehouse by warehouse, reporting progress after each (notifications/progress).',
+      inputSchema: z.object({
+        sku: z.string().min(1).max(64).describe('The SKU, e.g. widget-a'),
+        delayMs: z.number().int().min(0).max(1_000).default(100).describe('The pause per warehouse'),
+      }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ sku, delayMs }, ctx) => {
+      const stock = inventory.stockOf(sku);
+      const warehouses = Object.keys(stock.warehouses);
+      const token = ctx.mcpReq._meta?.progressToken;
+      for (const [i, warehouse] of warehouses.entries()) {
+        await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal });
+        if (token !== undefined) {
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: {
+              progressToken: token,
+              progress: i + 1,
+              total: warehouses.length,
+              message: `counted ${warehouse}`,
+            },
+          });
+        }
+      }
+      return { ...text(JSON.stringify(stock)), structuredContent: stock };
+    },
+  );
 
   mcp.registerPrompt(
     'restock_plan',

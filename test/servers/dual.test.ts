@@ -269,7 +269,7 @@ describe('demo server, dual era', () => {
 
     const tools = await client.listTools();
     const byName = new Map(tools.tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['adjust_stock', 'get_stock', 'start_reindex']);
+    expect([...byName.keys()].sort()).toEqual(['adjust_stock', 'count_stock', 'get_stock', 'start_reindex']);
     expect(byName.get('get_stock')?.annotations?.readOnlyHint).toBe(true);
     expect(byName.get('adjust_stock')?.annotations?.destructiveHint).toBe(true);
     expect(byName.get('start_reindex')?.inputSchema).toMatchObject({

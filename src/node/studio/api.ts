@@ -7,24 +7,29 @@
 
 import type {
   AxEventDeadLetter,
-  AxEventRun,
   AxEventRuntime,
   AxEventStore,
   AxMCPCatalogSnapshot,
   AxMCPClient,
 } from '../../index.js';
+import { StudioCatalogHistory } from './catalog-history.js';
+import type { AxStudioElicitation } from './elicitation.js';
 import { errorOf, type StudioObserver } from './observe.js';
+import { StudioRecordings } from './recordings.js';
+import { StudioRuns } from './runs-api.js';
+import { StudioTry } from './try-api.js';
 
 /** What the API answers: a status and a JSON body. */
 export interface StudioReply {
   status: number;
   body: unknown;
+  /** More response headers (a download's `content-disposition`). */
+  headers?: Record<string, string>;
 }
 
 const KINDS = ['tools', 'prompts', 'resources', 'resourceTemplates'] as const;
 type Kind = (typeof KINDS)[number];
 const MAX_PAGE = 200;
-const CALL_TIMEOUT_MS = 60_000;
 
 const ok = (body: unknown): StudioReply => ({ status: 200, body });
 const fail = (status: number, message: string): StudioReply => ({ status, body: { error: { message } } });
@@ -45,6 +50,7 @@ export interface StudioAPIOptions {
   runtime: AxEventRuntime | undefined;
   store: AxEventStore | undefined;
   observer: StudioObserver;
+  elicitation?: AxStudioElicitation | undefined;
 }
 
 export class StudioAPI {
@@ -55,6 +61,10 @@ export class StudioAPI {
   /** The last snapshot of each client, kept while its catalog revision stays the same. */
   readonly #snapshots = new Map<string, { revision: number; snapshot: AxMCPCatalogSnapshot }>();
   readonly #closing = new AbortController();
+  readonly #try: StudioTry;
+  readonly #history: StudioCatalogHistory;
+  readonly #recordings: StudioRecordings;
+  readonly #runs: StudioRuns;
 
   constructor(options: StudioAPIOptions) {
     for (const client of options.clients) {
@@ -65,10 +75,23 @@ export class StudioAPI {
     this.#runtime = options.runtime;
     this.#store = options.store ?? options.runtime?.store;
     this.#observer = options.observer;
+    this.#try = new StudioTry({
+      observer: this.#observer,
+      elicitation: options.elicitation,
+      snapshot: (client) => this.#snapshot(client),
+      closing: this.#closing.signal,
+    });
+    this.#history = new StudioCatalogHistory(this.#clients, (namespace, revision) =>
+      this.#observer.note({ kind: 'revision', namespace, revision }),
+    );
+    this.#recordings = new StudioRecordings(this.#clients);
+    this.#runs = new StudioRuns({ store: this.#store, runtime: this.#runtime, observer: this.#observer });
   }
 
   close(): void {
     this.#closing.abort();
+    this.#try.close();
+    this.#history.close();
   }
 
   async handle(method: string, path: string[], query: URLSearchParams, body: unknown): Promise<StudioReply> {
@@ -81,10 +104,19 @@ export class StudioAPI {
         return this.#list(client, third as Kind, query);
       if (method === 'GET' && third === 'tool' && fourth === undefined)
         return this.#tool(client, query.get('name') ?? '');
-      if (method === 'POST' && third === 'call' && fourth === undefined) return this.#call(client, body);
+      if (method === 'GET' && third === 'revisions' && fourth === undefined) {
+        const revisions = await this.#history.revisions(second);
+        return ok({ revisions: revisions ?? [] });
+      }
+      const tried = await this.#try.server(client, method, path.slice(2), query, body);
+      if (tried) return tried;
     }
+    const other = this.#recordings.handle(method, path) ?? this.#try.elicitations(method, path, body);
+    if (other) return other;
     if (method === 'GET' && first === 'subscriptions' && second === undefined) return this.#subscriptions();
-    if (method === 'GET' && first === 'runs' && second === undefined) return this.#runs();
+    if (method === 'GET' && first === 'runs' && second === undefined) return this.#runs.runs(query);
+    if (method === 'GET' && first === 'continuations' && second === undefined)
+      return this.#runs.continuations(query);
     if (first === 'runs' && second !== undefined) {
       if (method === 'GET' && third === undefined) return this.#run(second);
       if (method === 'POST' && third === 'cancel' && fourth === undefined) return this.#cancel(second);
@@ -158,23 +190,6 @@ export class StudioAPI {
     return tool ? ok({ tool }) : fail(404, 'no such tool');
   }
 
-  async #call(client: AxMCPClient, body: unknown): Promise<StudioReply> {
-    const request = body as { tool?: unknown; arguments?: unknown } | null;
-    if (typeof request?.tool !== 'string') return fail(400, 'tool must be a string');
-    const args = request.arguments ?? {};
-    if (typeof args !== 'object' || args === null || Array.isArray(args))
-      return fail(400, 'arguments must be a JSON object');
-    const started = Date.now();
-    try {
-      const result = await client.callTool(request.tool, args as Record<string, unknown>, {
-        signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]),
-      });
-      return ok({ ok: true, result, ms: Date.now() - started });
-    } catch (error) {
-      return ok({ ok: false, error: errorOf(error), ms: Date.now() - started });
-    }
-  }
-
   #subscriptions(): StudioReply {
     const clients = [...this.#clients.values()].map((client) => ({
       namespace: client.namespace,
@@ -185,15 +200,6 @@ export class StudioAPI {
       })),
     }));
     return ok({ clients, lifecycle: this.#observer.lifecycle });
-  }
-
-  async #runs(): Promise<StudioReply> {
-    if (!this.#store) return ok({ runs: [], available: false });
-    const ids = this.#observer.recentRunIds(200);
-    const runs = (await Promise.all(ids.map((id) => this.#store?.getRun(id) ?? null))).filter(
-      (run): run is AxEventRun => run !== null,
-    );
-    return ok({ runs, available: true });
   }
 
   async #run(id: string): Promise<StudioReply> {

@@ -1,13 +1,13 @@
 /**
  * What the studio sees of live objects: every event published into the runtime (with its
  * receipt and the runtime's `explain()` decisions), and each client's `resources/updated`
- * and connection changes. Everything is kept in bounded buffers; nothing here can slow a
- * publish down by more than one extra promise, and a failing explain is a note, not an error.
+ * and connection changes, from the runtime's `onPublish` hook and the clients' events.
+ * Everything is kept in bounded buffers; nothing here can slow a publish down by more than
+ * one extra promise, and a failing explain is a note, not an error.
  */
 
 import type {
   AxEventIngress,
-  AxEventPublishOptions,
   AxEventReceipt,
   AxEventRouteExplanation,
   AxEventRuntime,
@@ -62,7 +62,39 @@ export type StudioStreamItem =
   | { kind: 'event'; record: StudioEventRecord }
   | { kind: 'update'; update: StudioResourceUpdate }
   | { kind: 'lifecycle'; lifecycle: StudioLifecycle }
-  | { kind: 'catalog'; namespace: string; revision: number };
+  | { kind: 'catalog'; namespace: string; revision: number }
+  | StudioTryItem;
+
+/** A task as the Try view shows it while a call waits for it. */
+export interface StudioTaskView {
+  taskId: string;
+  status: string;
+  statusMessage?: string;
+  inputRequests?: Record<string, unknown>;
+}
+
+/** What the Try view's calls, the elicitation bridge and the catalog history add to the stream. */
+export type StudioTryItem =
+  | {
+      kind: 'call';
+      callId: string;
+      namespace: string;
+      state: 'progress';
+      progress: { progress: number; total?: number; message?: string };
+    }
+  | { kind: 'call'; callId: string; namespace: string; state: 'task'; task: StudioTaskView }
+  | {
+      kind: 'elicitation';
+      id: string;
+      namespace: string;
+      message: string;
+      requestedSchema: Record<string, unknown>;
+      at: number;
+      expiresAt: number;
+      taskId?: string;
+    }
+  | { kind: 'elicitation_settled'; id: string; namespace: string; action: string; by: string }
+  | { kind: 'revision'; namespace: string; revision: number };
 
 const MAX_EVENTS = 500;
 const MAX_RUN_IDS = 1000;
@@ -105,7 +137,7 @@ export class StudioObserver {
     for (const client of clients) {
       this.#undo.push(client.subscribeEvents((event) => this.#clientEvent(event)));
     }
-    if (runtime) this.#wrap(runtime);
+    if (runtime) this.#observe(runtime);
   }
 
   /** Listen to everything recorded from now on; returns the function that stops. */
@@ -134,6 +166,11 @@ export class StudioObserver {
   close(): void {
     for (const undo of this.#undo.splice(0)) undo();
     this.#listeners.clear();
+  }
+
+  /** Puts an item of the Try view (a call's progress, an elicitation, …) on the stream. */
+  note(item: StudioTryItem): void {
+    this.#emit(item);
   }
 
   #emit(item: StudioStreamItem): void {
@@ -184,37 +221,13 @@ export class StudioObserver {
     }
   }
 
-  /**
-   * The runtime has no publish hook, so the studio wraps this instance's `publish` and
-   * `publishMany` (sources publish through them too) and puts the originals back on close.
-   */
-  #wrap(runtime: AxEventRuntime): void {
-    const publish = runtime.publish;
-    const publishMany = runtime.publishMany;
-    const wrappedPublish = (ingress: AxEventIngress, options?: AxEventPublishOptions) => {
-      const explained = this.#explain(runtime, ingress);
-      const receipt = publish.call(runtime, ingress, options);
-      void this.#record(ingress, receipt, explained);
-      return receipt;
-    };
-    const wrappedMany = (ingresses: readonly AxEventIngress[], options?: AxEventPublishOptions) => {
-      const explained = ingresses.map((ingress) => this.#explain(runtime, ingress));
-      const receipts = publishMany.call(runtime, ingresses, options);
-      ingresses.forEach((ingress, i) => {
-        void this.#record(
-          ingress,
-          receipts.then((all) => all[i] as AxEventReceipt),
-          explained[i] as Promise<AxEventRouteExplanation[] | null>,
-        );
-      });
-      return receipts;
-    };
-    runtime.publish = wrappedPublish;
-    runtime.publishMany = wrappedMany;
-    this.#undo.push(() => {
-      if (runtime.publish === wrappedPublish) runtime.publish = publish;
-      if (runtime.publishMany === wrappedMany) runtime.publishMany = publishMany;
-    });
+  /** Every event published into the runtime (sources publish through it too), from its publish hook. */
+  #observe(runtime: AxEventRuntime): void {
+    this.#undo.push(
+      runtime.onPublish(({ ingress, receipt }) => {
+        void this.#record(ingress, receipt, this.#explain(runtime, ingress));
+      }),
+    );
   }
 
   async #explain(

@@ -16,6 +16,7 @@ import type { AxEventRuntime, AxEventStore, AxMCPClient } from '../../index.js';
 import { array, func, instance, number, object, string } from '../../options/check.js';
 import { assertMCPOptions } from '../../protocol/errors.js';
 import { StudioAPI } from './api.js';
+import type { AxStudioElicitation } from './elicitation.js';
 import { StudioObserver } from './observe.js';
 import { StudioStream } from './stream.js';
 
@@ -38,6 +39,11 @@ export interface AxStudioOptions {
   assets?: string;
   /** Where warnings go. Default `console.warn`. */
   onWarning?: (message: string) => void;
+  /**
+   * The elicitation bridge your clients were given (`axStudioElicitation()`): form elicitations
+   * their servers send are then answered from the page. The studio does not close it.
+   */
+  elicitation?: AxStudioElicitation;
 }
 
 /** A running studio. */
@@ -75,8 +81,16 @@ const STUDIO_OPTIONS = object(
     port: number({ integer: true, min: 0, max: 65535 }),
     assets: string({ nonEmpty: true }),
     onWarning: func('a function (message) => void'),
+    elicitation: instance(
+      'an elicitation bridge from axStudioElicitation()',
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as { listen?: unknown }).listen === 'function' &&
+        typeof (v as { answer?: unknown }).answer === 'function',
+    ),
   },
-  { expected: 'options { clients?, runtime?, store?, host?, port?, assets?, onWarning? }' },
+  { expected: 'options { clients?, runtime?, store?, host?, port?, assets?, onWarning?, elicitation? }' },
 );
 
 const COOKIE = 'ax_studio_token';
@@ -197,6 +211,7 @@ export async function startStudio(options: AxStudioOptions = {}): Promise<AxStud
     runtime: options.runtime,
     store: options.store,
     observer,
+    elicitation: options.elicitation,
   });
   const stream = new StudioStream(observer);
   const sockets = new Set<Socket>();
@@ -249,7 +264,7 @@ export async function startStudio(options: AxStudioOptions = {}): Promise<AxStud
       const path = url.pathname.slice('/api/'.length).split('/').map(decodeURIComponent);
       try {
         const reply = await api.handle(method, path, url.searchParams, body);
-        send(res, reply.status, 'application/json', JSON.stringify(reply.body));
+        send(res, reply.status, 'application/json', JSON.stringify(reply.body), reply.headers);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         send(res, 500, 'application/json', JSON.stringify({ error: { message } }));
