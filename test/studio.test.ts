@@ -2,14 +2,22 @@
  * The studio in real headless Chromium, against the dual-era demo server, a small modern
  * server whose tool description carries `<script>`, and an event runtime on SQLite: every
  * view loads; a tool call from the form reaches the server and its result renders; a denied
- * call shows the denial; a subscription's update appears in its timeline; a routed event shows
- * each route's decision and links to its run; a dead letter is redriven from the page and
- * succeeds; a request without the token is refused; server strings stay text.
- * Screenshots of each view are written to a folder under the OS tmp dir (printed).
+ * call shows the denial; the 2,001-tool list draws only the rows in view and fetches the rows
+ * scrolled to; a subscription's update appears in its timeline; a routed event shows each
+ * route's decision and links to its run; a dead letter is redriven from the page and succeeds;
+ * a burst of 3,000 events keeps the newest 1,000 and draws only the rows in view. The new views:
+ * the catalog's revision history (and a list_changed appearing in it); a prompt got with
+ * completions as you type; a resource read from a template typed out; progress bars live while
+ * a call runs; a task's input request answered from the call's form (tasks/update) and a
+ * bridged form elicitation answered from the list; runs filtered by status and route; a
+ * recording started, stopped, downloaded, then opened offline and stepped through, and files
+ * that are not recordings refused. A request without the token is refused; server strings stay
+ * text. Screenshots of each view go to AX_MCP_STUDIO_SHOTS (docs/studio refreshes the docs'
+ * images), else to a folder under the OS tmp dir (printed).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,15 +27,24 @@ import * as z from 'zod';
 import { AxMCPDemoServer } from '../src/demo/index.js';
 import {
   type AxEventRuntime,
-  type AxMCPClient,
+  AxMCPClient,
   AxMCPEventSource,
+  AxMCPMemoryEraStore,
+  AxMCPStreamableHTTPTransport,
+  eventPath,
   eventRoute,
   eventRuntime,
   eventTarget,
 } from '../src/index.js';
-import { AxSQLiteEventStore, type AxStudio, startStudio } from '../src/node.js';
+import {
+  AxSQLiteEventStore,
+  type AxStudio,
+  AxStudioRecordingTransport,
+  axStudioElicitation,
+  startStudio,
+} from '../src/node.js';
 import { CLI_BIN, CLI_BUILT, runCLI } from './helpers/cli.js';
-import { eventually, httpClient } from './helpers/clients.js';
+import { eventually, httpClient, LOOPBACK } from './helpers/clients.js';
 import {
   disconnectSignal,
   type LoopbackServer,
@@ -49,7 +66,9 @@ const BERLIN = 'inventory://warehouse/berlin';
 const HOSTILE_DESCRIPTION =
   '<script>window.__studioXSS = 1</script><img src=x onerror="window.__studioXSS = 2"> lists things';
 const BULK_TOOLS = 2000;
-const SHOTS = join(tmpdir(), 'ax-mcp-studio-screenshots');
+/** Where the screenshots go: AX_MCP_STUDIO_SHOTS=docs/studio refreshes the docs' images. */
+const SHOTS = resolve(process.env.AX_MCP_STUDIO_SHOTS ?? join(tmpdir(), 'ax-mcp-studio-screenshots'));
+const WAREHOUSE_TEMPLATE = 'inventory://warehouse/{warehouseId}';
 
 /** A modern-only server with one tool whose description is hostile, and many plain ones. */
 async function startScriptServer(): Promise<LoopbackServer> {
@@ -88,6 +107,8 @@ let demo: AxMCPDemoServer;
 let scripted: LoopbackServer;
 let inventory: AxMCPClient;
 let hostile: AxMCPClient;
+/** A second client of the demo whose form elicitations the studio's bridge holds for the page. */
+let asking: AxMCPClient;
 let runtime: AxEventRuntime;
 let store: AxSQLiteEventStore;
 let studio: AxStudio;
@@ -117,14 +138,25 @@ beforeAll(async () => {
   );
   if (built.status !== 0) throw new Error(`vite build failed: ${built.stderr}`);
 
-  demo = new AxMCPDemoServer({ keepAliveMs: 0 });
+  demo = new AxMCPDemoServer({ keepAliveMs: 0, taskPollIntervalMs: 100 });
   await demo.start();
   scripted = await startScriptServer();
-  inventory = httpClient(demo.url, {
-    namespace: 'inventory',
+  // Recordable from the page: its transport is wrapped in the studio's recorder.
+  inventory = new AxMCPClient(
+    new AxStudioRecordingTransport(new AxMCPStreamableHTTPTransport(demo.url, { ssrfProtection: LOOPBACK })),
+    {
+      namespace: 'inventory',
+      eraStore: new AxMCPMemoryEraStore(),
+      timeoutMs: 10_000,
+      // A guard that refuses destructive tools: the studio must not get around it.
+      authorizeToolCall: ({ tool }) => tool.annotations?.destructiveHint !== true,
+    },
+  );
+  const elicitation = axStudioElicitation({ timeoutMs: 60_000 });
+  asking = httpClient(demo.url, {
+    namespace: 'asking',
     timeoutMs: 10_000,
-    // A guard that refuses destructive tools: the studio must not get around it.
-    authorizeToolCall: ({ tool }) => tool.annotations?.destructiveHint !== true,
+    elicitation: elicitation.handlers,
   });
   hostile = httpClient(scripted.url('/mcp'), { namespace: 'script', timeoutMs: 10_000 });
   store = await AxSQLiteEventStore.open({ filename: join(dir, 'events.db') });
@@ -137,6 +169,15 @@ beforeAll(async () => {
       return { restocked: true };
     })
     .build();
+  // Runs that wait for a shipment: one for ten minutes, one that expires at once.
+  const order = eventTarget('order')
+    .waitFor('app.shipment', eventPath.data('orderId'), { expiresInMs: 600_000 })
+    .invoke(async () => ({ placed: true }))
+    .build();
+  const quote = eventTarget('quote')
+    .waitFor('app.reply', eventPath.data('orderId'), { expiresInMs: 1 })
+    .invoke(async () => ({ asked: true }))
+    .build();
   runtime = eventRuntime({
     store,
     sources: [new AxMCPEventSource({ client: inventory, resourceSubscriptions: [BERLIN] })],
@@ -147,12 +188,33 @@ beforeAll(async () => {
         .authenticated()
         .observe(async () => {})
         .build(),
+      eventRoute('order-placed')
+        .types('app.order')
+        .instanceKey(eventPath.data('orderId'))
+        .wake(order)
+        .build(),
+      eventRoute('order-shipped')
+        .types('app.shipment')
+        .correlate('app.shipment', eventPath.data('orderId'))
+        .resume(order)
+        .build(),
+      eventRoute('quote-asked').types('app.quote').instanceKey(eventPath.data('orderId')).wake(quote).build(),
+      eventRoute('quote-replied')
+        .types('app.reply')
+        .correlate('app.reply', eventPath.data('orderId'))
+        .resume(quote)
+        .build(),
     ],
     pollIntervalMs: 50,
     onWarning: () => {},
   });
   await runtime.start();
-  studio = await startStudio({ clients: [inventory, hostile], runtime, assets: join(dir, 'page') });
+  studio = await startStudio({
+    clients: [inventory, hostile, asking],
+    runtime,
+    assets: join(dir, 'page'),
+    elicitation,
+  });
   mkdirSync(SHOTS, { recursive: true });
   console.log(`studio.test.ts: screenshots in ${SHOTS}`);
 }, 60_000);
@@ -163,6 +225,7 @@ afterAll(async () => {
   await store?.close();
   await inventory?.close();
   await hostile?.close();
+  await asking?.close();
   await scripted?.close();
   await demo?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -263,18 +326,30 @@ describe.skipIf(!HAVE_CHROMIUM)(
         await page.locator('[data-item="get_stock"]').waitFor();
         await shot('servers');
 
-        // A hostile description is text; paging keeps 2,000 tools to 50 rows.
+        // A hostile description is text; the list of 2,001 tools draws only the rows in view.
         await page.goto(`${studio.origin}/#/servers/script/tools`);
-        await page.locator('[data-total]').waitFor();
+        await page.locator('[data-total][data-state="ready"]').waitFor();
         expect(await page.locator('[data-total]').getAttribute('data-total')).toBe(String(BULK_TOOLS + 1));
-        expect(await page.locator('.items > details').count()).toBe(50);
+        await page.locator('.items [data-item="bulk_0000"]').waitFor();
+        const drawn = await page.locator('.items [data-item]').count();
+        expect(drawn).toBeGreaterThan(5);
+        expect(drawn).toBeLessThan(40);
+        // Scrolled to the end, the rows there are fetched and drawn; the DOM stays as small.
+        await page.locator('[data-list="tools"]').evaluate((list) => {
+          list.scrollTop = list.scrollHeight;
+        });
+        await page.locator(`[data-item="bulk_${String(BULK_TOOLS - 1).padStart(4, '0')}"]`).waitFor();
+        expect(await page.locator('.items [data-item]').count()).toBeLessThan(40);
         await page.fill('[data-filter="tools"]', 'hostile');
         await page.locator('[data-description="hostile_list"]').waitFor({ state: 'attached' });
         expect(await page.locator('[data-description="hostile_list"]').textContent()).toBe(
           HOSTILE_DESCRIPTION,
         );
         expect(await page.locator('main script, main img[src="x"]').count()).toBe(0);
-        await page.locator('[data-item="hostile_list"] > summary').click();
+        await page.locator('[data-item="hostile_list"] .item-name').click();
+        expect(await page.locator('[data-description-full="hostile_list"]').textContent()).toBe(
+          HOSTILE_DESCRIPTION,
+        );
         await shot('servers-hostile');
 
         // Try: the form calls get_stock through the client; the result renders.
@@ -391,6 +466,314 @@ describe.skipIf(!HAVE_CHROMIUM)(
         console.log(
           `studio.test.ts: 3,000-event burst drawn in ${drawnMs} ms; next frame after ${frame.toFixed(1)} ms`,
         );
+        expect(outside).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    }, 120_000);
+
+    it('the new views: revisions, a prompt with completions, a read, a task and an elicitation answered, runs, a recording opened offline', async () => {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+        ],
+      });
+      const outside: string[] = [];
+      try {
+        const context = await browser.newContext({
+          viewport: { width: 1280, height: 860 },
+          acceptDownloads: true,
+        });
+        const page = await context.newPage();
+        page.on('request', (request) => {
+          if (!request.url().startsWith(studio.origin)) outside.push(request.url());
+        });
+        const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+        await page.goto(studio.url);
+
+        // Servers: the revision history starts with the whole catalog added; a change is a new entry.
+        await page.goto(`${studio.origin}/#/servers/inventory`);
+        await page.locator('[data-revisions="inventory"] > summary').click();
+        const first = page.locator('[data-table="revisions"] [data-revision]').last();
+        await first.waitFor();
+        expect(
+          await first.locator('[data-change-kind="tools"] [data-changes="added"]').textContent(),
+        ).toContain('+get_stock');
+        demo.addResource({ uri: 'inventory://catalog/studio-test', name: 'studio-test' });
+        await page
+          .locator('[data-table="revisions"] [data-change-kind="resources"] [data-changes="added"]', {
+            hasText: 'inventory://catalog/studio-test',
+          })
+          .first()
+          .waitFor({ timeout: 10_000 });
+        await shot('servers-revisions');
+
+        // Try a prompt: completions as you type, then the messages rendered and raw.
+        await page.goto(`${studio.origin}/#/try/inventory/prompts/restock_plan`);
+        await page.locator('input[name="warehouseId"]').pressSequentially('be');
+        await page.locator('[data-suggestion="berlin"]').click();
+        expect(await page.locator('input[name="warehouseId"]').inputValue()).toBe('berlin');
+        await page.click('[data-action="Get"]');
+        await page.locator('[data-result="ok"] .message').first().waitFor();
+        expect(await page.locator('[data-result="ok"] .message').count()).toBe(2);
+        expect(await page.locator('[data-result="ok"]').textContent()).toContain(
+          'Plan a restock for the berlin',
+        );
+        await shot('try-prompt');
+
+        // Read a resource by URI; a template is a hint, typed out by hand.
+        await page.goto(
+          `${studio.origin}/#/try/inventory/resources/${encodeURIComponent(WAREHOUSE_TEMPLATE)}`,
+        );
+        await page.locator(`[data-template="${WAREHOUSE_TEMPLATE}"]`).waitFor();
+        await page.fill('[data-read-uri]', BERLIN);
+        await page.click('[data-action="Read"]');
+        await page.locator(`[data-result="ok"] [data-content-uri="${BERLIN}"]`).waitFor();
+        expect(await page.locator('[data-result="ok"] .text-block').textContent()).toContain('widget');
+        await shot('try-read');
+
+        // Progress live from the stream while the call runs: a bar per notifications/progress.
+        await page.goto(`${studio.origin}/#/try/inventory/count_stock`);
+        await page.fill('input[name="sku"]', 'widget-a');
+        await page.fill('input[name="delayMs"]', '1000');
+        await page.click('[data-action="Call"]');
+        // Looked at every frame: the first bar must be there while the call still runs.
+        const firstBar = await page.waitForFunction(
+          () =>
+            document.querySelector('[data-progress="1"]')
+              ? document.querySelector('[data-result="pending"]')
+                ? 'while running'
+                : 'after the result'
+              : null,
+          null,
+          { polling: 'raf', timeout: 10_000 },
+        );
+        expect(await firstBar.jsonValue()).toBe('while running');
+        expect(await page.locator('[data-progress] .dim').textContent()).toMatch(/^1 \/ 2 — counted /);
+        await shot('try-progress');
+        await page.locator('[data-result="ok"]').waitFor({ timeout: 10_000 });
+        await page.locator('[data-progress="2"]').waitFor({ timeout: 10_000 });
+
+        // A task: working, then input_required answered from the call's own form, then completed.
+        // (The client asks its elicitation handlers, here the studio's bridge: a client without
+        // one fails the call at input_required.)
+        await page.goto(`${studio.origin}/#/try/asking/start_reindex`);
+        await page.fill('input[name="scope"]', 'berlin');
+        await page.click('[data-action="Call"]');
+        await page.locator('[data-task-status="working"]').waitFor({ timeout: 10_000 });
+        const berlin = demo.state().tasks.find((t) => t.scope === 'berlin');
+        demo.requestTaskInput(berlin?.taskId);
+        const form = page.locator('[data-input-request="confirm-1"]');
+        await form.waitFor({ timeout: 10_000 });
+        expect(await form.textContent()).toContain('Confirm reindexing scope "berlin"');
+        // Shown with its call, not again in the list of waiting elicitations.
+        expect(await page.locator('[data-elicitation]').count()).toBe(0);
+        await shot('try-task');
+        await form.locator('input[name="confirm"]').check();
+        await form.locator('[data-answer="accept"]').click();
+        await eventually(
+          () =>
+            demo.state().tasks.some((t) => t.taskId === berlin?.taskId && 'confirm-1' in t.inputResponses),
+          10_000,
+          'the input to reach the server',
+        );
+        expect(
+          demo.state().tasks.find((t) => t.taskId === berlin?.taskId)?.inputResponses['confirm-1'],
+        ).toEqual({
+          action: 'accept',
+          content: { confirm: true },
+        });
+        await page.locator('[data-task-status="working"] [data-state="input_required"]').waitFor();
+        demo.completeTask(berlin?.taskId);
+        await page.locator('[data-result="ok"]').waitFor({ timeout: 10_000 });
+        expect(await page.locator('[data-result="ok"] .text-block').textContent()).toContain('Reindexed');
+        // The answer may come before the stream's last batch: wait for the task's last state.
+        await page.locator('[data-task-status="completed"]').waitFor({ timeout: 10_000 });
+        expect(
+          await page
+            .locator('.task-states [data-state]')
+            .evaluateAll((items) => items.map((item) => item.getAttribute('data-state'))),
+        ).toEqual(['working', 'input_required', 'working', 'completed']);
+        await shot('try-task-done');
+
+        // A call the page did not start: its question waits in the list, answered from there.
+        const token = new URL(studio.url).searchParams.get('token') as string;
+        const headers = {
+          'content-type': 'application/json',
+          'x-ax-studio': '1',
+          'x-ax-studio-token': token,
+        };
+        const elsewhere = fetch(`${studio.origin}/api/servers/asking/call`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ tool: 'start_reindex', arguments: { scope: 'hamburg' } }),
+        });
+        await eventually(() => demo.state().tasks.some((t) => t.scope === 'hamburg'), 10_000, 'the task');
+        const hamburg = demo.state().tasks.find((t) => t.scope === 'hamburg');
+        demo.requestTaskInput(hamburg?.taskId);
+        await page.goto(`${studio.origin}/#/try`);
+        const question = page.locator('[data-elicitation]').first();
+        await question.waitFor({ timeout: 10_000 });
+        expect(await question.textContent()).toContain('Confirm reindexing scope "hamburg"');
+        expect(await page.locator('[data-elicitations]').getAttribute('data-elicitations')).toBe('1');
+        await shot('try-elicitation');
+        await question.locator('input[name="confirm"]').check();
+        await question.locator('[data-answer="accept"]').click();
+        await page.locator('[data-elicitation]').waitFor({ state: 'detached', timeout: 10_000 });
+        await eventually(
+          () =>
+            demo.state().tasks.some((t) => t.taskId === hamburg?.taskId && 'confirm-1' in t.inputResponses),
+          10_000,
+          'the elicitation answer to reach the server',
+        );
+        demo.completeTask(hamburg?.taskId);
+        expect(await (await elsewhere).json()).toMatchObject({ ok: true });
+
+        // Runs: filters and the scope said; continuations listed.
+        const runsBefore = targetRuns.length;
+        await eventually(
+          () => inventory.subscriptions.some((sub) => sub.uri === BERLIN),
+          10_000,
+          'the subscription',
+        );
+        await demo.emitResourceUpdated(BERLIN);
+        await eventually(() => targetRuns.length > runsBefore, 10_000, 'a run');
+        await page.goto(`${studio.origin}/#/runs`);
+        const firstRun = page.locator('[data-table="runs"] [data-run]').first();
+        await firstRun.waitFor({ timeout: 10_000 });
+        const status = (await firstRun.getAttribute('data-status')) as string;
+        await page.check(`[data-status-filter="${status}"]`);
+        await page.locator(`[data-table="runs"] [data-run][data-status="${status}"]`).first().waitFor();
+        expect(
+          await page
+            .locator('[data-table="runs"] [data-run]')
+            .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-status'))),
+        ).toEqual(expect.arrayContaining([status]));
+        for (const shown of await page
+          .locator('[data-table="runs"] [data-run]')
+          .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-status'))))
+          expect(shown).toBe(status);
+        await page.check('[data-status-filter="claimed"]');
+        await page.uncheck(`[data-status-filter="${status}"]`);
+        await page.locator('[data-empty="runs"]').waitFor();
+        await page.uncheck('[data-status-filter="claimed"]');
+        await page.fill('[data-run-filter="route"]', 'berlin-stock');
+        await page.press('[data-run-filter="route"]', 'Enter');
+        await firstRun.waitFor();
+        // Continuations: one run waits, one waited too long.
+        const alice = { tenantId: 't1', userId: 'alice' };
+        await runtime.publish({
+          event: { id: 'order-1', source: 'app://shop', type: 'app.order', data: { orderId: 'o-1' } },
+          identity: alice,
+          trust: 'authenticated',
+        });
+        await runtime.publish({
+          event: { id: 'quote-1', source: 'app://shop', type: 'app.quote', data: { orderId: 'o-2' } },
+          identity: alice,
+          trust: 'authenticated',
+        });
+        await page.fill('[data-run-filter="route"]', '');
+        await page.press('[data-run-filter="route"]', 'Enter');
+        const waiting = page.locator(
+          '[data-table="continuations"] [data-continuation][data-expired="false"]',
+        );
+        await waiting.first().waitFor({ timeout: 10_000 });
+        expect(await waiting.first().textContent()).toContain('app.shipment');
+        expect(await waiting.first().textContent()).toContain('o-1');
+        const expired = page.locator('[data-table="continuations"] [data-continuation][data-expired="true"]');
+        await expired.first().waitFor({ timeout: 10_000 });
+        expect(await expired.first().textContent()).toContain('app.reply');
+        // Cursor paging: 50 runs a page, older ones on the next.
+        await runtime.publishMany(
+          Array.from({ length: 50 }, (_, i) => ({
+            event: {
+              id: `order-bulk-${i}`,
+              source: 'app://shop',
+              type: 'app.order',
+              data: { orderId: `b-${i}` },
+            },
+            identity: alice,
+            trust: 'authenticated' as const,
+          })),
+        );
+        await page.check('[data-status-filter="waiting_event"]');
+        await page.locator('[data-page="older"]:not([disabled])').waitFor({ timeout: 20_000 });
+        const newest = await page.locator('[data-table="runs"] [data-run]').first().getAttribute('data-run');
+        expect(await page.locator('[data-table="runs"] [data-run]').count()).toBe(50);
+        await page.click('[data-page="older"]');
+        await page.locator('.pager', { hasText: 'page 2' }).waitFor();
+        await page.locator('[data-table="runs"] [data-run]').first().waitFor();
+        const older = await page
+          .locator('[data-table="runs"] [data-run]')
+          .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run')));
+        expect(older.length).toBeGreaterThan(0);
+        expect(older).not.toContain(newest);
+        await page.uncheck('[data-status-filter="waiting_event"]');
+        await shot('runs-filtered');
+
+        // Record: start, a call, stop, download; the file opens offline and steps through.
+        await page.goto(`${studio.origin}/#/record`);
+        await page.click('[data-recorder="inventory"] [data-record-action="start"]');
+        await page.locator('[data-recorder="inventory"][data-recording="true"]').waitFor();
+        const call = await fetch(`${studio.origin}/api/servers/inventory/call`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ tool: 'get_stock', arguments: { sku: 'widget-b' } }),
+        });
+        expect(await call.json()).toMatchObject({ ok: true });
+        await page.click('[data-recorder="inventory"] [data-record-action="stop"]');
+        await page.locator('[data-recorder="inventory"][data-recording="false"] [data-download]').waitFor();
+        await shot('record');
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.click('[data-download="inventory"]'),
+        ]);
+        const file = join(dir, 'inventory.recording.json');
+        await download.saveAs(file);
+        const recording = JSON.parse(readFileSync(file, 'utf8'));
+        expect(recording).toMatchObject({ format: 'ax-mcp-recording', version: 1 });
+        expect(JSON.stringify(recording.steps)).toContain('widget-b');
+
+        await context.setOffline(true);
+        await page.setInputFiles('[data-open-recording]', file);
+        const opened = page.locator('[data-opened-recording="inventory.recording.json"]');
+        await opened.waitFor();
+        expect(Number(await opened.getAttribute('data-step-count'))).toBe(recording.steps.length);
+        await page.locator('[data-step="0"][data-step-direction="send"]').waitFor();
+        for (let i = 0; i < recording.steps.length - 1; i++) await page.click('[data-step-nav="next"]');
+        const last = recording.steps.length - 1;
+        await page.locator(`[data-step="${last}"]`).waitFor();
+        expect(await page.locator('[data-step-nav="next"]').isDisabled()).toBe(true);
+        const callStep = recording.steps.findIndex(
+          (step: { message?: { method?: string } }) => step.message?.method === 'tools/call',
+        );
+        await page.locator(`[data-step-row="${callStep}"]`).click();
+        expect(await page.locator('[data-step-message]').textContent()).toContain('widget-b');
+        await page.click('[data-step-nav="next"]');
+        expect(await page.locator('[data-step]').getAttribute('data-step-type')).toBe('response');
+        await shot('record-open');
+        // A file that is not a recording says so.
+        writeFileSync(join(dir, 'other.json'), JSON.stringify({ format: 'something-else', steps: [] }));
+        await page.setInputFiles('[data-open-recording]', join(dir, 'other.json'));
+        await page
+          .locator('[data-recording-problem]', {
+            hasText: 'other.json: This file is not an ax-mcp recording',
+          })
+          .waitFor();
+        expect(await page.locator('[data-opened-recording]').count()).toBe(0);
+        writeFileSync(
+          join(dir, 'v2.json'),
+          JSON.stringify({ format: 'ax-mcp-recording', version: 2, steps: [] }),
+        );
+        await page.setInputFiles('[data-open-recording]', join(dir, 'v2.json'));
+        await page.locator('[data-recording-problem]', { hasText: 'version 2' }).waitFor();
+        await context.setOffline(false);
         expect(outside).toEqual([]);
       } finally {
         await browser.close();
