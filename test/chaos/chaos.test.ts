@@ -1,7 +1,9 @@
 /**
  * A chaos campaign, end to end (issue 19): an official-SDK MCP server (v1 SDK, 2025-11-25
- * sessions with an event store) in its own process behind the fault proxy; two source processes,
- * each an `AxMCPEventSource` in an event runtime publishing into one `AxPostgresEventStore`; a
+ * sessions with an event store, resource updates and task status notifications) in its own
+ * process behind the fault proxy, and a second one (v2 SDK, 2026-07-28 listen streams) behind its
+ * own; two source processes on the first and one on the second, each an `AxMCPEventSource` in an
+ * event runtime publishing into one `AxPostgresEventStore`; a
  * fleet of three worker processes (`ax-mcp worker`) running an idempotent and a non-idempotent
  * target per update, strict per URI. A seeded schedule restarts the server, cuts, stalls, drops
  * and fails streams at the proxy, SIGKILLs and SIGSTOPs workers, and terminates the PostgreSQL
@@ -11,7 +13,7 @@
  *
  * `AX_MCP_TEST_POSTGRES_URL` is required (else SKIPPED). `AX_MCP_CHAOS_SEED` replays a schedule
  * (the timing of processes still varies); `AX_MCP_CHAOS_MS` sets the length of the faulty phase
- * (default 60 000 ms; about 2–2.5 minutes in all with the build and the checks).
+ * (default 60 000 ms; about 1.5 minutes in all with the build and the checks).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ import {
   type Ack,
   type CampaignData,
   checkInvariants,
+  eventIdOf,
   type RunEntry,
   type SourceEntry,
 } from './invariants.js';
@@ -57,7 +60,8 @@ const SEED = process.env.AX_MCP_CHAOS_SEED
   : randomInt(0, 2 ** 32 - 1);
 const CAMPAIGN_MS = Number(process.env.AX_MCP_CHAOS_MS ?? 60_000);
 const URIS = 4;
-const SOURCES = 2;
+const SOURCES = 2; // on the legacy server; one more (m0) on the modern one
+const MODERN_SOURCE = 'm0';
 const WORKERS = 3;
 const EMIT_MS = 50;
 const LEASE_MS = 2_000;
@@ -99,6 +103,7 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
   let build = '';
   const children = new Set<Child>();
   let proxy: FaultProxy | undefined;
+  let proxyModern: FaultProxy | undefined;
   let admin: pg.Pool | undefined;
   let schema = '';
   let dir = '';
@@ -113,6 +118,7 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
     for (const child of children) if (!child.exited()) child.proc.kill('SIGCONT');
     for (const child of children) if (!child.exited()) child.proc.kill('SIGKILL');
     await proxy?.close();
+    await proxyModern?.close();
     if (admin && schema) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
     await admin?.end();
     if (build) rmSync(build, { recursive: true, force: true });
@@ -134,11 +140,13 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       };
       dir = mkdtempSync(join(tmpdir(), 'ax-chaos-'));
       const serverLog = join(dir, 'server.jsonl');
+      const modernLog = join(dir, 'server-modern.jsonl');
+      const tasksFlag = join(dir, 'tasks.on');
       const t0 = performance.now();
       const elapsed = () => ((performance.now() - t0) / 1000).toFixed(1);
       const faults = new Map<string, number>();
       const schedule: string[] = [];
-      const note = (kind: string, detail = '') => {
+      const noteFault = (kind: string, detail = '') => {
         faults.set(kind, (faults.get(kind) ?? 0) + 1);
         schedule.push(`t+${elapsed()}s ${kind}${detail ? ` ${detail}` : ''}`);
       };
@@ -161,6 +169,8 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       uri text, attempt int, fencing bigint, pid int)`);
       await admin.query(`CREATE TABLE "${schema}".chaos_effect_runs (delivery_id text NOT NULL, attempt int,
       fencing bigint, pid int, started double precision, ended double precision)`);
+      await admin.query(`CREATE TABLE "${schema}".chaos_task_effects (delivery_id text PRIMARY KEY, event_id text NOT NULL,
+      task text, status text, pid int)`);
       await admin.query(`CREATE TABLE "${schema}".chaos_unsafe_starts (delivery_id text NOT NULL, attempt int,
       fencing bigint, pid int)`);
 
@@ -186,6 +196,28 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       };
       let server = await launchServer();
       proxy = await startFaultProxy(`http://127.0.0.1:${port}/mcp`, { maxStallMs: 5_000 });
+      // The 2026-07-28 server, its own proxy.
+      const portModern = await freePort();
+      let generationModern = 0;
+      const modernPids: number[] = [];
+      const launchModern = async () => {
+        const child = await startServer({
+          era: 'modern',
+          dir,
+          port: portModern,
+          log: modernLog,
+          seed: (SEED ^ 0x5bd1e995) >>> 0,
+          generation: generationModern++,
+          emit: emitting,
+          uris: URIS,
+          emitMs: EMIT_MS * 2,
+        });
+        children.add(child);
+        modernPids.push(child.proc.pid as number);
+        return child;
+      };
+      let serverModern = await launchModern();
+      proxyModern = await startFaultProxy(`http://127.0.0.1:${portModern}/mcp`, { maxStallMs: 5_000 });
 
       // The worker fleet.
       const childEnv = (role: string) => ({
@@ -222,8 +254,9 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
 
       // The sources.
       const sources: { name: string; child: Child; log: string; state: string }[] = [];
-      for (let i = 0; i < SOURCES; i++) {
-        const name = `s${i}`;
+      for (let i = 0; i <= SOURCES; i++) {
+        const modern = i === SOURCES;
+        const name = modern ? MODERN_SOURCE : `s${i}`;
         const log = join(dir, `source-${name}.jsonl`);
         const state = join(dir, `source-${name}.state.json`);
         const child = spawnChild(dir, `source-${name}`, SOURCE_SCRIPT, [], {
@@ -231,12 +264,14 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
           AX_CHAOS_NAME: name,
           AX_CHAOS_LOG: log,
           AX_CHAOS_STATE: state,
-          AX_CHAOS_MCP_URL: proxy.url,
+          AX_CHAOS_MCP_URL: modern ? proxyModern.url : proxy.url,
           AX_CHAOS_MODULE: WORKER_MODULE,
+          ...(modern ? { AX_CHAOS_ERA: 'modern' } : { AX_CHAOS_TASKS: tasksFlag }),
         });
         children.add(child);
         sources.push({ name, child, log, state });
       }
+      const legacySources = sources.filter((s) => s.name !== MODERN_SOURCE);
       for (const s of sources) {
         const ok = await until(
           () => s.child.output().includes(`source ${s.name} started`) || s.child.exited(),
@@ -252,10 +287,15 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
         pid: number;
         sessions: { id: string; subscriptions: string[]; getOpen: boolean }[];
       };
+      type ModernState = { pid: number; listens: { sid: number; uris: string[] }[] };
+      const modernReady = async () => {
+        const state = await control<ModernState>(portModern, '/control/state', 'GET').catch(() => undefined);
+        return state?.listens.some((l) => l.uris.length === URIS) === true;
+      };
       const sourcesReady = async () => {
         const state = await control<ServerState>(port, '/control/state', 'GET').catch(() => undefined);
-        if (!state) return false;
-        return sources.every((s) => {
+        if (!state || !(await modernReady())) return false;
+        return legacySources.every((s) => {
           const mine = sourceState(s).session;
           const session = state.sessions.find((x) => x.id === mine);
           return session !== undefined && session.subscriptions.length === URIS && session.getOpen;
@@ -264,12 +304,14 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       if (!(await until(sourcesReady, 30_000, 100)))
         fail('the sources did not subscribe before the campaign');
       console.log(
-        `[chaos] ${WORKERS} workers, ${SOURCES} sources, server on ${port}, proxy ${proxy.url}; ready after ${elapsed()} s`,
+        `[chaos] ${WORKERS} workers, ${SOURCES}+1 sources, server on ${port}, proxy ${proxy.url}, 2026-07-28 server on ${portModern}, proxy ${proxyModern.url}; ready after ${elapsed()} s`,
       );
 
       // The campaign.
       emitting = true;
+      writeFileSync(tasksFlag, '');
       await control(port, '/control/emit?on=1');
+      await control(portModern, '/control/emit?on=1');
       const pending = new Set<Promise<unknown>>();
       const track = (work: Promise<unknown>) => {
         const p = work.catch(() => {}).finally(() => pending.delete(p));
@@ -310,25 +352,30 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       while (performance.now() < campaignEnd) {
         await sleep(rng.between(200, 1800));
         const kind = chooseFault();
-        const faultProxy = proxy as FaultProxy;
+        // The server faults' budget is split between the two servers (one draw per fault).
+        const onModern = kind.startsWith('proxy-') || kind === 'server-restart' ? rng.next() < 0.4 : false;
+        const faultProxy = (onModern ? proxyModern : proxy) as FaultProxy;
+        const side = onModern ? ' [2026-07-28]' : '';
+        const note = (k: string, detail = '') => noteFault(k + side, detail);
         switch (kind) {
           case 'server-restart': {
             const down = rng.between(50, 1500);
             note(kind, `down ${down} ms`);
-            const old = server;
+            const old = onModern ? serverModern : server;
             old.proc.kill('SIGKILL');
             await old.untilExit();
             await sleep(down);
-            server = await launchServer();
+            if (onModern) serverModern = await launchModern();
+            else server = await launchServer();
             break;
           }
           case 'proxy-cut': {
             const midEvent = rng.next() < 0.5;
             const afterBytes = rng.between(0, 600);
             note(kind, midEvent ? 'mid-event' : `after ${afterBytes} bytes`);
-            track(
-              faultProxy.faults.cutNextStream(midEvent ? { midEvent: true, method: 'GET' } : { afterBytes }),
-            );
+            // A legacy update rides the GET stream; a 2026-07-28 one a listen (POST) stream.
+            const method = onModern ? 'POST' : 'GET';
+            track(faultProxy.faults.cutNextStream(midEvent ? { midEvent: true, method } : { afterBytes }));
             break;
           }
           case 'proxy-stall': {
@@ -385,9 +432,9 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
           case 'pg-terminate-sources': {
             const group =
               kind === 'pg-terminate-sources'
-                ? rng.pick([['s0'], ['s1'], ['s0', 's1']])
+                ? rng.pick([['s0'], ['s1'], [MODERN_SOURCE], ['s0', 's1', MODERN_SOURCE]])
                 : rng.pick([['w0'], ['w1'], ['w2'], ['w0', 'w1', 'w2']]);
-            note(kind, `${group.join('+')}: ${await terminate(group)} backends`);
+            noteFault(kind, `${group.join('+')}: ${await terminate(group)} backends`);
             break;
           }
         }
@@ -401,10 +448,14 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
         child.stopped = false;
       }
       resumes.clear();
+      rmSync(tasksFlag, { force: true });
       (proxy as FaultProxy).faults.reset();
+      (proxyModern as FaultProxy).faults.reset();
       await Promise.all([...pending]);
       (proxy as FaultProxy).faults.reset();
+      (proxyModern as FaultProxy).faults.reset();
       if (server.exited()) server = await launchServer();
+      if (serverModern.exited()) serverModern = await launchModern();
       for (let slot = 0; slot < WORKERS; slot++) {
         const w = workers[slot] as Child;
         if (w.exited() && !deadWorkers.has(workerIds.get(w) as string)) {
@@ -419,6 +470,7 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       }
       emitting = false;
       await control(port, '/control/emit?on=0');
+      await control(portModern, '/control/emit?on=0');
       for (const s of sources) if (s.child.exited()) fail(`source ${s.name} died:\n${tail(s.child)}`);
       if (!(await until(sourcesReady, 45_000, 200))) {
         const state = await control(port, '/control/state', 'GET').catch((e) => String(e));
@@ -430,6 +482,7 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       // A last update of every URI to every session: each source must deliver it.
       const probeAt = Number(process.hrtime.bigint()) / 1e6;
       await control(port, '/control/probe');
+      await control(portModern, '/control/probe');
       const healedAt = performance.now();
 
       // Quiet: every send of the live sessions stored, nothing pending (bounded).
@@ -437,7 +490,7 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
         const state = await control<ServerState>(port, '/control/state', 'GET');
         const alive = new Set(state.sessions.map((s) => s.id));
         return new Set(
-          sources.map((s) => sourceState(s).session).filter((s): s is string => !!s && alive.has(s)),
+          legacySources.map((s) => sourceState(s).session).filter((s): s is string => !!s && alive.has(s)),
         );
       };
       const db = admin;
@@ -456,16 +509,34 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
             )
           ).rows[0].n,
         );
+      const finalServerPid = () => server.proc.pid;
       const quiet = await until(
         async () => {
           const live = await finalSessions();
           const ids = await storedIds();
-          const probes = readLines<Ack & { t: string }>(serverLog).filter(
-            (a) => a.t === 'ack' && live.has(a.s) && a.at >= probeAt,
+          const entries = readLines<Ack & { t: string }>(serverLog);
+          const probes = entries.filter(
+            (a) => a.t === 'ack' && a.kind === undefined && live.has(a.s) && a.at >= probeAt,
+          );
+          const modernProbes = readLines<Ack & { t: string }>(modernLog).filter(
+            (a) => a.t === 'ack' && a.at >= probeAt,
+          );
+          // Every task of a live session on the final server ended. What it sent and the session's
+          // client received is stored once the probes are: a source publishes in arrival order.
+          const ended = new Set(
+            entries
+              .filter((a) => a.t === 'ack' && a.kind === 'task' && a.status !== 'working')
+              .map((a) => a.task),
+          );
+          const openTasks = entries.filter(
+            (e) => e.t === 'task' && live.has(e.s) && e.pid === finalServerPid() && !ended.has(e.task),
           );
           return (
             probes.length >= URIS * SOURCES &&
-            probes.every((a) => ids.has(`sse:${a.s}:${a.eid}`)) &&
+            probes.every((a) => ids.has(eventIdOf(a))) &&
+            modernProbes.length >= URIS &&
+            modernProbes.every((a) => ids.has(eventIdOf(a))) &&
+            openTasks.length === 0 &&
             (await pendingCount()) === 0
           );
         },
@@ -502,6 +573,14 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
         eventId: r.event_id as string,
         uri: r.uri as string,
       }));
+      const taskEffects = (
+        await db.query(`SELECT delivery_id, event_id, task, status FROM "${schema}".chaos_task_effects`)
+      ).rows.map((r) => ({
+        deliveryId: r.delivery_id as string,
+        eventId: r.event_id as string,
+        task: (r.task as string | null) ?? null,
+        status: (r.status as string | null) ?? null,
+      }));
       const unsafeStarts = (
         await db.query(`SELECT delivery_id FROM "${schema}".chaos_unsafe_starts`)
       ).rows.map((r) => ({ deliveryId: r.delivery_id as string }));
@@ -515,10 +594,18 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       const workerExits = workers.map((w) => w.proc.exitCode ?? w.proc.signalCode);
       await Promise.all(sources.map((s) => stopChild(s.child, 'SIGTERM', 10_000)));
       await stopChild(server, 'SIGTERM', 3_000);
+      await stopChild(serverModern, 'SIGTERM', 3_000);
       const stopMs = performance.now() - stopStarted;
 
+      const serverEntries = readLines<Ack & { t: string }>(serverLog);
       const data: CampaignData = {
-        acks: readLines<Ack & { t: string }>(serverLog).filter((a) => a.t === 'ack'),
+        acks: serverEntries.filter((a) => a.t === 'ack'),
+        modernAcks: readLines<Ack & { t: string }>(modernLog).filter((a) => a.t === 'ack'),
+        modernSource: MODERN_SOURCE,
+        tasksCreated: serverEntries
+          .filter((e) => e.t === 'task')
+          .map((e) => ({ s: e.s, task: e.task as string, pid: e.pid })),
+        taskEffects,
         serverPids,
         sources: new Map(sources.map((s) => [s.name, readLines<SourceEntry>(s.log)])),
         finalSessions: live,
@@ -534,15 +621,17 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       };
       const verdict = checkInvariants(data);
       const seqs = new Map<string, number>();
-      for (const a of data.acks) seqs.set(a.uri, Math.max(seqs.get(a.uri) ?? 0, a.seq));
+      for (const a of [...data.acks, ...data.modernAcks])
+        if (a.kind !== 'task') seqs.set(a.uri, Math.max(seqs.get(a.uri) ?? 0, a.seq));
       const errors = [...data.sources.values()].flat().filter((e) => e.t === 'err');
       const lifecycle = [...data.sources.values()].flat().filter((e) => e.t === 'life');
       const p = (proxy as FaultProxy).stats;
+      const pm = (proxyModern as FaultProxy).stats;
       const lines = [
         `seed ${SEED}; campaign ${CAMPAIGN_MS} ms; total ${elapsed()} s; quiet ${Math.round(quietMs)} ms after healing (${quiet ? 'reached' : 'NOT reached within 90 s'}); fleet stopped in ${Math.round(stopMs)} ms, worker exit codes ${workerExits.join(', ')}`,
         `faults: ${[...faults].map(([k, n]) => `${k} ${n}`).join(', ')}`,
-        `processes: ${serverPids.length} server generations, ${spawned} workers started (${deadWorkers.size} killed), ${SOURCES} sources; proxy: ${p.cuts} cuts, ${p.dropped} streams dropped, ${p.injectedFailures} injected 5xx, ${p.totalConnections} connections`,
-        `updates emitted: ${[...seqs.values()].reduce((a, b) => a + b, 0)} over ${URIS} URIs (last seq ${[...seqs].map(([u, n]) => `${u}=${n}`).join(', ')})`,
+        `processes: ${serverPids.length} + ${modernPids.length} (2026-07-28) server generations, ${spawned} workers started (${deadWorkers.size} killed), ${SOURCES}+1 sources; proxy: ${p.cuts} cuts, ${p.dropped} streams dropped, ${p.injectedFailures} injected 5xx, ${p.totalConnections} connections; 2026-07-28 proxy: ${pm.cuts} cuts, ${pm.dropped} dropped, ${pm.injectedFailures} 5xx, ${pm.totalConnections} connections`,
+        `updates emitted: ${[...seqs.values()].reduce((a, b) => a + b, 0)} over ${URIS}+${URIS} URIs (last seq ${[...seqs].map(([u, n]) => `${u}=${n}`).join(', ')})`,
         `source lifecycle events: ${lifecycle.length} (${['disconnected', 'reconnected', 'session_restored'].map((s) => `${s} ${lifecycle.filter((e) => e.state === s).length}`).join(', ')}; resumed: true ${lifecycle.filter((e) => e.resumed === true).length}, false ${lifecycle.filter((e) => e.resumed === false).length}); errors reported to the sources: ${errors.length}`,
         ...verdict.figures,
       ];

@@ -27,19 +27,46 @@
  *    each, in whatever order their publishes commit.
  * 6. After healing: nothing queued, failed, claimed or running; no lease held (by a dead worker or
  *    any other).
+ * 7. Task notifications (2025-11-25 draft): each `notifications/tasks/status` the server sent is
+ *    one more event on the session's GET stream, so 1 holds for it as for an update (no hole, lost
+ *    only with a session and then signalled); stored, it is the event `task:<id>:<status>:<updated>`
+ *    (`mcp.task.status`, correlation `mcp.task = chaos:<id>`) with one `tasks` delivery whose
+ *    idempotent effect is recorded exactly once. So a terminal status (`completed`, `failed`) the
+ *    server acknowledged reaches the route at least once, its effect once.
+ * 8. The 2026-07-28 listen stream (v2 SDK server): no event ids, no resume. An update written to
+ *    a listen stream is stored (once: `sse:stream:<uri>|<seq>|<listen id>`, the id the source's
+ *    transport gives the copy) unless the stream broke after it — then the source's client must
+ *    say so with a `reconnected` (`resumed: false`) after the write. No update reaches the
+ *    application twice (two streams in an overlap pass one copy on); 2–6 hold for its deliveries.
  */
 
 export interface Ack {
+  /** Undefined: a resource update (legacy); `task`: a task status; `listen`: a 2026-07-28 update. */
+  kind?: 'task' | 'listen';
   s: string;
   uri: string;
   seq: number;
   eid?: string;
+  /** A task status: the task's id, its status and `lastUpdatedAt`. */
+  task?: string;
+  status?: string;
+  updated?: string;
   pid: number;
   at: number;
 }
 
+/** The event id an acknowledged send becomes in the store. */
+export function eventIdOf(a: Ack): string {
+  if (a.kind === 'task') return `task:${a.task}:${a.status}:${a.updated}`;
+  return `sse:${a.s}:${a.eid}`;
+}
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const label = (a: Ack) => (a.kind === 'task' ? `task ${a.task} ${a.status}` : `${a.uri} #${a.seq}`);
+
 export interface SourceEntry {
-  t: 'rx' | 'life' | 'err' | 'started' | 'unhandled';
+  t: 'rx' | 'rxtask' | 'call' | 'life' | 'err' | 'started' | 'unhandled';
+  task?: string;
+  status?: string;
   stack?: string;
   s?: string;
   eid?: string;
@@ -64,7 +91,7 @@ export interface DeliveryRow {
 }
 
 export interface RunEntry {
-  t: 'effect' | 'unsafe';
+  t: 'effect' | 'unsafe' | 'task';
   d: string;
   e: string;
   k: string;
@@ -83,6 +110,12 @@ export interface CampaignData {
   finalSessions: Set<string>;
   deliveries: DeliveryRow[];
   effects: { deliveryId: string; eventId: string; uri: string }[];
+  taskEffects: { deliveryId: string; eventId: string; task: string | null; status: string | null }[];
+  /** The 2026-07-28 server's acknowledged writes (`kind: 'listen'`) and the source that listened. */
+  modernAcks: Ack[];
+  modernSource: string;
+  /** Tasks the legacy server created: session, task id, server pid. */
+  tasksCreated: { s: string; task: string; pid: number }[];
   unsafeStarts: { deliveryId: string }[];
   runs: RunEntry[];
   deadLetters: { deliveryId: string; reason: string }[];
@@ -113,18 +146,23 @@ export function checkInvariants(data: CampaignData): Verdict {
   const finalPid = data.serverPids.at(-1);
   const ackKey = (s: string, eid: string) => `${s} ${eid}`;
   const acksByKey = new Map<string, Ack>();
-  for (const ack of data.acks) if (ack.eid !== undefined) acksByKey.set(ackKey(ack.s, ack.eid), ack);
+  for (const ack of [...data.acks, ...data.modernAcks])
+    if (ack.eid !== undefined && ack.kind !== 'task') acksByKey.set(ackKey(ack.s, ack.eid), ack);
+  const taskAcks = new Map<string, Ack>();
+  for (const ack of data.acks) if (ack.kind === 'task') taskAcks.set(eventIdOf(ack), ack);
   const unstored = data.acks.filter((a) => a.eid === undefined);
   if (unstored.length > 0) fail(`${unstored.length} sends resolved without an event id: ${few(unstored)}`);
 
   // Who held which session, and what each client received (before the store).
   const owner = new Map<string, string>();
   const received = new Set<string>();
+  const receivedTasks = new Set<string>();
   let receipts = 0;
   for (const [name, entries] of data.sources) {
     for (const e of entries) {
       if (e.s && !owner.has(e.s) && (e.t === 'rx' || e.t === 'life' || e.t === 'started'))
         owner.set(e.s, name);
+      if (e.t === 'rxtask') receivedTasks.add(`${e.task}:${e.status}`);
       if (e.t === 'rx' && e.s && e.eid) {
         receipts++;
         received.add(ackKey(e.s, e.eid));
@@ -135,6 +173,7 @@ export function checkInvariants(data: CampaignData): Verdict {
   const byRoute = (route: string) => data.deliveries.filter((d) => d.route === route);
   const effectsDeliveries = byRoute('effects');
   const unsafeDeliveries = byRoute('unsafe');
+  const taskDeliveries = byRoute('tasks');
   const stored = new Map<string, Map<string, DeliveryRow>>(); // event id → route → delivery
   for (const d of data.deliveries) {
     if (d.eventId === null) continue;
@@ -146,9 +185,16 @@ export function checkInvariants(data: CampaignData): Verdict {
   // 2. Attribution: every stored event is an acknowledged send, of the URI it names.
   const misattributed: string[] = [];
   for (const [eventId, routes] of stored) {
+    const subject = [...routes.values()][0]?.subject;
+    if (eventId.startsWith('task:')) {
+      const ack = taskAcks.get(eventId);
+      if (!ack) misattributed.push(`${eventId} (${subject}): no such acknowledged task status`);
+      else if (subject !== `chaos:${ack.task}`)
+        misattributed.push(`${eventId}: task ${ack.task}, delivered as ${subject}`);
+      continue;
+    }
     const parsed = parseEventId(eventId);
     const ack = parsed ? acksByKey.get(ackKey(parsed.s, parsed.eid)) : undefined;
-    const subject = [...routes.values()][0]?.subject;
     if (!ack) misattributed.push(`${eventId} (${subject}): no such acknowledged send`);
     else if (ack.uri !== subject)
       misattributed.push(`${eventId}: sent for ${ack.uri} #${ack.seq}, delivered as ${subject}`);
@@ -160,6 +206,8 @@ export function checkInvariants(data: CampaignData): Verdict {
   const perSession = new Map<string, Ack[]>();
   for (const ack of data.acks)
     if (ack.eid !== undefined) perSession.set(ack.s, [...(perSession.get(ack.s) ?? []), ack]);
+  // In the order of the session's SSE ids (updates and task statuses share the GET stream).
+  for (const acks of perSession.values()) acks.sort((a, b) => Number(a.eid) - Number(b.eid));
   const required: Ack[] = [];
   let lostTail = 0;
   let lostHead = 0;
@@ -180,9 +228,10 @@ export function checkInvariants(data: CampaignData): Verdict {
       (e) => e.t === 'life' && e.at > a.at && e.state === 'reconnected' && e.resumed === false,
     );
   };
-  const rx = (s: string, a: Ack) => received.has(ackKey(s, a.eid as string));
+  const rx = (s: string, a: Ack) =>
+    a.kind === 'task' ? receivedTasks.has(`${a.task}:${a.status}`) : received.has(ackKey(s, a.eid as string));
   for (const [s, acks] of perSession) {
-    const isStored = (a: Ack) => stored.has(`sse:${s}:${a.eid}`);
+    const isStored = (a: Ack) => stored.has(eventIdOf(a));
     const first = acks.findIndex(isStored);
     const last = acks.findLastIndex(isStored);
     const alive = data.finalSessions.has(s);
@@ -195,27 +244,26 @@ export function checkInvariants(data: CampaignData): Verdict {
     const tail = acks.slice(last + 1);
     required.push(...middle);
     for (const a of middle) {
-      if (!isStored(a)) holes.push(`${s} ${a.uri} #${a.seq} eid ${a.eid} (client received it: ${rx(s, a)})`);
+      if (!isStored(a)) holes.push(`${s} ${label(a)} eid ${a.eid} (client received it: ${rx(s, a)})`);
     }
     for (const a of head) {
       lostHead++;
       if (!signalledAfter(s, a))
         unsignalled.push(
-          `${s} (${owner.get(s)}): ${a.uri} #${a.seq} lost at the head of the session, no resumed: false after it`,
+          `${s} (${owner.get(s)}): ${label(a)} lost at the head of the session, no resumed: false after it`,
         );
-      else if (headExamples.length < 3)
-        headExamples.push(`${a.uri} #${a.seq} (eid ${a.eid}, received ${rx(s, a)})`);
+      else if (headExamples.length < 3) headExamples.push(`${label(a)} (eid ${a.eid}, received ${rx(s, a)})`);
     }
     if (alive) {
       required.push(...tail);
-      for (const a of tail) liveLosses.push(`${s} ${a.uri} #${a.seq} eid ${a.eid} (received: ${rx(s, a)})`);
+      for (const a of tail) liveLosses.push(`${s} ${label(a)} eid ${a.eid} (received: ${rx(s, a)})`);
       continue;
     }
     for (const a of tail) {
       lostTail++;
       if (!signalledAfter(s, a))
         unsignalled.push(
-          `${s} (${owner.get(s)}): ${a.uri} #${a.seq} lost with the session, no resumed: false after it`,
+          `${s} (${owner.get(s)}): ${label(a)} lost with the session, no resumed: false after it`,
         );
     }
   }
@@ -246,9 +294,9 @@ export function checkInvariants(data: CampaignData): Verdict {
   for (const e of data.effects) effectRows.set(e.deliveryId, (effectRows.get(e.deliveryId) ?? 0) + 1);
   const undelivered: string[] = [];
   for (const a of required) {
-    const routes = stored.get(`sse:${a.s}:${a.eid}`);
-    for (const route of ['effects', 'unsafe']) {
-      if (!routes?.has(route)) undelivered.push(`${route}: ${a.s} ${a.uri} #${a.seq}`);
+    const routes = stored.get(eventIdOf(a));
+    for (const route of a.kind === 'task' ? ['tasks'] : ['effects', 'unsafe']) {
+      if (!routes?.has(route)) undelivered.push(`${route}: ${a.s} ${eventIdOf(a)}`);
     }
   }
   if (undelivered.length > 0)
@@ -274,6 +322,68 @@ export function checkInvariants(data: CampaignData): Verdict {
   fig(
     `idempotent target: ${effectsDeliveries.length} deliveries, ${data.effects.length} effect rows, ${effectRunCount} runs (${effectRunCount - effectRuns.size} reruns absorbed by ON CONFLICT DO NOTHING), max runs of one delivery ${Math.max(0, ...[...effectRuns.values()].map((r) => r.length))}`,
   );
+
+  // 7. Task statuses: every tasks delivery's effect exactly once, for the task and status it names.
+  const taskRows = new Map<string, (typeof data.taskEffects)[number][]>();
+  for (const e of data.taskEffects) taskRows.set(e.deliveryId, [...(taskRows.get(e.deliveryId) ?? []), e]);
+  const badTasks: string[] = [];
+  for (const d of taskDeliveries) {
+    const rows = taskRows.get(d.id) ?? [];
+    const ack = d.eventId ? taskAcks.get(d.eventId) : undefined;
+    if (d.status !== 'succeeded' || rows.length !== 1)
+      badTasks.push(`${d.id} ${d.status}, ${rows.length} effect rows`);
+    else if (ack && (rows[0]?.task !== `chaos:${ack.task}` || rows[0]?.status !== ack.status))
+      badTasks.push(
+        `${d.id}: effect for ${rows[0]?.task} ${rows[0]?.status}, sent ${ack.task} ${ack.status}`,
+      );
+  }
+  const strayTasks = data.taskEffects.filter((e) => !taskDeliveries.some((d) => d.id === e.deliveryId));
+  if (badTasks.length > 0)
+    fail(`${badTasks.length} task-status deliveries without exactly one right effect: ${few(badTasks)}`);
+  if (strayTasks.length > 0) fail(`${strayTasks.length} task effect rows of no delivery: ${few(strayTasks)}`);
+  const allTaskAcks = [...taskAcks.values()];
+  const terminalAcks = allTaskAcks.filter((a) => TERMINAL.has(a.status as string));
+  const terminalStored = terminalAcks.filter((a) => stored.get(eventIdOf(a))?.has('tasks'));
+  const taskRuns = runsOf('task');
+  const taskRunCount = [...taskRuns.values()].reduce((n, r) => n + r.length, 0);
+  const requiredTerminal = required.filter((a) => a.kind === 'task' && TERMINAL.has(a.status as string));
+  fig(
+    `tasks: ${data.tasksCreated.length} created by the sources' calls, ${allTaskAcks.length} status notifications acknowledged (${terminalAcks.length} terminal: ${terminalAcks.filter((a) => a.status === 'completed').length} completed, ${terminalAcks.filter((a) => a.status === 'failed').length} failed); terminal ones stored and routed ${terminalStored.length} (required ${requiredTerminal.length}, the rest lost with their session, signalled); tasks route: ${taskDeliveries.length} deliveries, ${data.taskEffects.length} effect rows, ${taskRunCount} runs`,
+  );
+
+  // 8. The 2026-07-28 listen stream.
+  const modernLog = data.sources.get(data.modernSource) ?? [];
+  const modernRx = new Set(modernLog.filter((e) => e.t === 'rx' && e.eid).map((e) => e.eid as string));
+  const relistenAfter = (a: Ack) =>
+    modernLog.some((e) => e.t === 'life' && e.at > a.at && e.state === 'reconnected' && e.resumed === false);
+  const modernSilent: string[] = [];
+  let modernStored = 0;
+  let modernLostSignalled = 0;
+  const perUpdate = new Map<string, number>();
+  for (const a of data.modernAcks) {
+    if (stored.has(eventIdOf(a))) {
+      modernStored++;
+      const key = `${a.uri} #${a.seq}`;
+      perUpdate.set(key, (perUpdate.get(key) ?? 0) + 1);
+    } else if (relistenAfter(a)) modernLostSignalled++;
+    else
+      modernSilent.push(
+        `${a.uri} #${a.seq} on listen ${a.eid?.split('|')[2]} (received: ${modernRx.has(a.eid as string)})`,
+      );
+  }
+  const twiceModern = [...perUpdate].filter(([, n]) => n > 1).map(([k, n]) => `${k} ${n}×`);
+  const modernLives = modernLog.filter((e) => e.t === 'life');
+  fig(
+    `2026-07-28 listen: ${data.modernAcks.length} updates written to listen streams; stored ${modernStored}; lost with a broken stream, each followed by a reconnected (resumed: false): ${modernLostSignalled}; client receipts ${modernRx.size}; source lifecycle ${['disconnected', 'reconnected'].map((st) => `${st} ${modernLives.filter((e) => e.state === st).length}`).join(', ')}`,
+  );
+  if (modernSilent.length > 0)
+    fail(
+      `${modernSilent.length} updates written to a 2026-07-28 listen stream were never stored and no reconnected (resumed: false) followed: ${few(modernSilent)}`,
+    );
+  if (twiceModern.length > 0)
+    fail(
+      `${twiceModern.length} 2026-07-28 updates reached the application more than once: ${few(twiceModern)}`,
+    );
 
   const unsafeRuns = runsOf('unsafe');
   const dbStarts = new Map<string, number>();
@@ -309,7 +419,7 @@ export function checkInvariants(data: CampaignData): Verdict {
   const appDisorder: string[] = [];
   let keys = 0;
   let pairs = 0;
-  for (const target of ['effect', 'unsafe'] as const) {
+  for (const target of ['effect', 'unsafe', 'task'] as const) {
     const perKey = new Map<string, RunEntry[]>();
     for (const r of data.runs) if (r.t === target) perKey.set(r.k, [...(perKey.get(r.k) ?? []), r]);
     for (const [k, runs] of perKey) {

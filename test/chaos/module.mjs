@@ -1,11 +1,14 @@
 // @ts-check
 /**
  * The worker module of the chaos campaign (`ax-mcp worker --module`): two routes on every
- * `mcp.resource.updated`, each strict per instance (the event's partition key, one per URI).
+ * `mcp.resource.updated` (of both servers), each strict per instance (the event's partition key,
+ * one per URI), and one on every `mcp.task.status` (strict per task).
  *
  * - `effect` (idempotent) records its effect with `INSERT … ON CONFLICT DO NOTHING` keyed by the
  *   delivery id (the idempotency key), and one row per run in `chaos_effect_runs`.
  * - `unsafe` (retry safety unknown: never replayed) records each start in `chaos_unsafe_starts`.
+ * - `task` (idempotent) records the status it was woken for in `chaos_task_effects`, keyed by the
+ *   delivery id, with the task's correlation (`mcp.task = <namespace>:<taskId>`) as the event has it.
  *
  * Both log every start (before anything else) to `runs-<pid>.jsonl` in `AX_CHAOS_DIR`, appended
  * synchronously, with `process.hrtime` times (one monotonic clock for all processes), so a run
@@ -82,9 +85,25 @@ const unsafe = eventTarget('unsafe')
   })
   .build();
 
+const task = eventTarget('task')
+  .retrySafety('idempotent')
+  .invoke(async (/** @type {unknown} */ _input, /** @type {any} */ ctx) => {
+    started('task', ctx);
+    await sleep(Math.random() * 20);
+    const correlation = ctx.ingress.correlation?.find((/** @type {any} */ c) => c.kind === 'mcp.task')?.value;
+    await pool.query(
+      `INSERT INTO "${schema}".chaos_task_effects (delivery_id, event_id, task, status, pid)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (delivery_id) DO NOTHING`,
+      [ctx.idempotencyKey, ctx.event.id, correlation ?? null, ctx.event.data?.status ?? null, process.pid],
+    );
+    return { by: process.pid };
+  })
+  .build();
+
 export const routes = [
   eventRoute('effects').types('mcp.resource.updated').authenticated().wake(effect).build(),
   eventRoute('unsafe').types('mcp.resource.updated').authenticated().wake(unsafe).build(),
+  eventRoute('tasks').types('mcp.task.status').authenticated().wake(task).build(),
 ];
 /** Retries of what may be retried go on until the campaign heals; nothing dead-letters for attempts. */
 export const options = { retry: { maxAttempts: 100, baseMs: 50, maxMs: 500 } };

@@ -131,6 +131,8 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs: 
 }
 
 export interface ServerOptions {
+  /** `legacy` (default): `server.mjs`, the v1 SDK; `modern`: `server-modern.mjs`, the v2 SDK. */
+  era?: 'legacy' | 'modern';
   dir: string;
   port: number;
   log: string;
@@ -141,9 +143,11 @@ export interface ServerOptions {
   emitMs: number;
 }
 
-/** Starts the MCP server process on `port`; resolves when the port accepts connections. */
+/** Starts an MCP server process on `port`; resolves when the port accepts connections. */
 export async function startServer(o: ServerOptions): Promise<Child> {
-  const child = spawnChild(o.dir, `server-${o.generation}`, join(HERE, 'server.mjs'), [], {
+  const modern = o.era === 'modern';
+  const script = join(HERE, modern ? 'server-modern.mjs' : 'server.mjs');
+  const child = spawnChild(o.dir, `server${modern ? '-modern' : ''}-${o.generation}`, script, [], {
     PORT: String(o.port),
     CHAOS_LOG: o.log,
     CHAOS_SEED: String((o.seed + o.generation * 7919) >>> 0),

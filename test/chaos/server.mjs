@@ -11,12 +11,23 @@
  * the GET stream resumes with `Last-Event-ID`; the SDK stores an event before it writes it, and
  * even when no GET stream is open (the client will resume from its last id).
  *
+ * It also runs tasks (the 2025-11-25 draft, the SDK's experimental task support): the tool
+ * `chaos_job` is `taskSupport: 'required'`; each call creates a task in the SDK's
+ * `InMemoryTaskStore` (per process: a restart loses the tasks in flight, never acknowledged), which
+ * moves to `working` with a status message after a while and then ends `completed` or `failed`.
+ * Each change is the SDK's own `notifications/tasks/status` to the calling session, sent by
+ * `updateTaskStatus` / `storeTaskResult`, on the GET stream (stored like the updates).
+ *
  * The log (`CHAOS_LOG`, JSON lines, appended synchronously so a SIGKILL loses nothing written):
  * - `{ t: 'start', pid }` once per process;
  * - `{ t: 'sub', s, uri }` when a session subscribes;
  * - `{ t: 'ack', s, uri, seq, eid, pid, at }` once the SDK's send of one update to one session
  *   resolved ("acknowledged sending"); `eid` is the SSE event id the update was stored under;
- * - `{ t: 'nack', s, uri, seq, pid, error }` when a send rejected.
+ * - `{ t: 'nack', s, uri, seq, pid, error }` when a send rejected;
+ * - `{ t: 'task', s, task, pid, at }` when a task is created (`task` is its id);
+ * - `{ t: 'ack', kind: 'task', s, task, status, updated, eid, pid, at }` once the SDK's
+ *   `notifications/tasks/status` of one change resolved (`updated` is the task's `lastUpdatedAt`:
+ *   with the id and status it names the event, `task:<id>:<status>:<updated>`); `nack` likewise.
  *
  * Control (straight to the server's port, not through the proxy):
  * `POST /control/emit?on=0|1`, `POST /control/probe` (one update of every URI now; answers when
@@ -24,9 +35,11 @@
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
 
 const port = Number(process.env.PORT);
 const logFile = String(process.env.CHAOS_LOG);
@@ -60,12 +73,15 @@ if (existsSync(logFile)) {
   }
 }
 log({ t: 'start', pid: process.pid, at: now() });
+/** One task store for every session of this process (it scopes tasks by session id). */
+const taskStore = new InMemoryTaskStore();
 
 /**
  * @typedef {{ jsonrpc: '2.0' } & Record<string, unknown>} Message
  * @typedef {{ id?: string, mcp: McpServer, transport: StreamableHTTPServerTransport,
  *   subscriptions: Set<string>, events: { eid: string, stream: string, message: Message }[],
- *   lastUpdate: string | undefined, getOpen: number }} Session
+ *   lastUpdate: string | undefined, getOpen: number,
+ *   taskEvents: Map<string, { eid: string, updated: string }> }} Session
  */
 
 /** @type {Map<string, Session>} */
@@ -81,6 +97,12 @@ function sessionEventStore(/** @type {Session} */ session) {
       session.events.push({ eid, stream, message });
       if (session.events.length > 20_000) session.events.splice(0, 10_000);
       if (message.method === 'notifications/resources/updated') session.lastUpdate = eid;
+      if (message.method === 'notifications/tasks/status') {
+        const task = /** @type {{ taskId: string, status: string, lastUpdatedAt: string }} */ (
+          message.params
+        );
+        session.taskEvents.set(`${task.taskId}:${task.status}`, { eid, updated: task.lastUpdatedAt });
+      }
       return eid;
     },
     /** @param {string} eid */
@@ -104,7 +126,13 @@ function sessionEventStore(/** @type {Session} */ session) {
 async function openSession() {
   const mcp = new McpServer(
     { name: 'ax-mcp-chaos', version: '1.0.0' },
-    { capabilities: { resources: { subscribe: true, listChanged: false } } },
+    {
+      capabilities: {
+        resources: { subscribe: true, listChanged: false },
+        tasks: { requests: { tools: { call: {} } } },
+      },
+      taskStore,
+    },
   );
   /** @type {Session} */
   const session = /** @type {Session} */ ({
@@ -113,12 +141,34 @@ async function openSession() {
     events: [],
     lastUpdate: undefined,
     getOpen: 0,
+    taskEvents: new Map(),
   });
   for (const uri of URIS) {
     mcp.registerResource(uri.slice('chaos://'.length), uri, { mimeType: 'text/plain' }, () => ({
       contents: [{ uri, mimeType: 'text/plain', text: `seq ${seqs.get(uri)}` }],
     }));
   }
+  mcp.experimental.tasks.registerToolTask(
+    'chaos_job',
+    {
+      description: 'A job run as a task: working after a while, then completed or failed.',
+      inputSchema: { ms: z.number().int().min(0).max(5_000) },
+      execution: { taskSupport: 'required' },
+    },
+    {
+      createTask: async ({ ms }, extra) => {
+        const task = await extra.taskStore.createTask({ ttl: 600_000, pollInterval: 5_000 });
+        log({ t: 'task', s: session.id, task: task.taskId, pid: process.pid, at: now() });
+        void runJob(session, extra.taskStore, task.taskId, ms);
+        return { task };
+      },
+      getTask: (_args, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: async (_args, extra) =>
+        /** @type {import('@modelcontextprotocol/sdk/types.js').CallToolResult} */ (
+          await extra.taskStore.getTaskResult(extra.taskId)
+        ),
+    },
+  );
   mcp.server.setRequestHandler(SubscribeRequestSchema, (request) => {
     session.subscriptions.add(request.params.uri);
     log({ t: 'sub', s: session.id, uri: request.params.uri, at: now() });
@@ -160,6 +210,62 @@ async function emit(/** @type {string} */ uri) {
     }
   }
   return seq;
+}
+
+/**
+ * A task's life: `working` with a message half-way, then `completed` or `failed` (seeded). Each
+ * change is one SDK send of `notifications/tasks/status`, logged as acknowledged once it resolved.
+ * @param {Session} session
+ * @param {import('@modelcontextprotocol/sdk/shared/protocol.js').RequestTaskStore} store
+ * @param {string} taskId
+ * @param {number} ms
+ */
+async function runJob(session, store, taskId, ms) {
+  const failed = random() < 0.25;
+  /** @param {string} status @param {() => Promise<void>} send */
+  const change = async (status, send) => {
+    try {
+      await send();
+      const sent = session.taskEvents.get(`${taskId}:${status}`);
+      session.taskEvents.delete(`${taskId}:${status}`);
+      log({
+        t: 'ack',
+        kind: 'task',
+        s: session.id,
+        task: taskId,
+        status,
+        updated: sent?.updated,
+        eid: sent?.eid,
+        pid: process.pid,
+        at: now(),
+      });
+    } catch (error) {
+      log({
+        t: 'nack',
+        kind: 'task',
+        s: session.id,
+        task: taskId,
+        status,
+        pid: process.pid,
+        error: String(error),
+      });
+      throw error;
+    }
+  };
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms / 2));
+    await change('working', () => store.updateTaskStatus(taskId, 'working', 'half-way'));
+    await new Promise((resolve) => setTimeout(resolve, ms / 2));
+    const status = failed ? 'failed' : 'completed';
+    await change(status, () =>
+      store.storeTaskResult(taskId, status, {
+        content: [{ type: 'text', text: failed ? 'the job failed' : 'done' }],
+        ...(failed ? { isError: true } : {}),
+      }),
+    );
+  } catch {
+    // the session ended (its server instance closed): the task is gone with it
+  }
 }
 
 let emitting = process.env.CHAOS_EMIT === '1';
