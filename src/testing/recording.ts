@@ -32,6 +32,31 @@ import {
   redactRecordedValue,
 } from './recording-format.js';
 
+/**
+ * A server event stream whose messages are handed to `record` (with where they came from) as
+ * the consumer reads them. Internal: both recording transports use it.
+ */
+export function recordedEventStream(
+  stream: AxMCPEventStream,
+  record: (item: AxMCPStreamMessage, extra: { via: 'stream'; eventId?: string }) => void,
+): AxMCPEventStream {
+  async function* recorded(): AsyncGenerator<AxMCPStreamMessage> {
+    for await (const item of stream.messages) {
+      record(item, { via: 'stream', ...(item.eventId === undefined ? {} : { eventId: item.eventId }) });
+      yield item;
+    }
+  }
+  return {
+    messages: recorded(),
+    get retryMs() {
+      return stream.retryMs;
+    },
+    get lastEventId() {
+      return stream.lastEventId;
+    },
+  };
+}
+
 /** Options of {@link AxMCPRecordingTransport}. */
 export interface AxMCPRecordingOptions extends AxMCPRedactionOptions {
   /** The era to write into the recording; by default it is read from the traffic (`initialize` or `server/discover`). */
@@ -141,7 +166,12 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
     try {
       response = await this.inner.request(message, options);
     } catch (error) {
-      this.#push({ direction: 'receive', type: 'failure', requestId: message.id, failure: failureOf(error) });
+      this.#push({
+        direction: 'receive',
+        type: 'failure',
+        requestId: message.id,
+        failure: recordedFailure(error),
+      });
       throw error;
     }
     this.#record('receive', response);
@@ -164,27 +194,9 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
     lastEventId?: string;
   }): Promise<AxMCPEventStream | null> {
     const stream = (await this.inner.openEventStream?.(options)) ?? null;
-    if (!stream) return null;
-    const record = (item: AxMCPStreamMessage) =>
-      this.#record('receive', item.message, {
-        via: 'stream',
-        ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
-      });
-    async function* recorded(): AsyncGenerator<AxMCPStreamMessage> {
-      for await (const item of stream?.messages ?? []) {
-        record(item);
-        yield item;
-      }
-    }
-    return {
-      messages: recorded(),
-      get retryMs() {
-        return stream.retryMs;
-      },
-      get lastEventId() {
-        return stream.lastEventId;
-      },
-    };
+    return (
+      stream && recordedEventStream(stream, (item, extra) => this.#record('receive', item.message, extra))
+    );
   }
 
   #record(
@@ -226,7 +238,8 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
   }
 }
 
-function failureOf(error: unknown): AxMCPRecordedFailure {
+/** A transport's failure as a recording keeps it. Internal: both recording transports use it. */
+export function recordedFailure(error: unknown): AxMCPRecordedFailure {
   if (error instanceof AxMCPError) {
     const failure: AxMCPRecordedFailure = { name: error.name, code: error.code, message: error.message };
     if (error instanceof AxMCPHTTPStatusError) failure.status = error.status;

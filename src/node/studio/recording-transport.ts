@@ -15,8 +15,8 @@ import type {
   JSONRPCResponse,
 } from '../../protocol/jsonrpc.js';
 import type { AxMCPEra } from '../../protocol/versions.js';
+import { recordedEventStream, recordedFailure } from '../../testing/recording.js';
 import {
-  type AxMCPRecordedFailure,
   type AxMCPRecording,
   type AxMCPRecordingStep,
   type AxMCPRedactionOptions,
@@ -25,7 +25,6 @@ import {
 import type {
   AxMCPEventStream,
   AxMCPSendOptions,
-  AxMCPStreamMessage,
   AxMCPTransport,
   AxMCPTransportHandlers,
 } from '../../transport/types.js';
@@ -198,7 +197,7 @@ export class AxStudioRecordingTransport extends AxMCPWrappingTransport {
         direction: 'receive',
         type: 'failure',
         requestId: message.id,
-        failure: failureOf(error),
+        failure: recordedFailure(error),
       });
       this.#keep(message, [sent, failed]);
       throw error;
@@ -223,27 +222,9 @@ export class AxStudioRecordingTransport extends AxMCPWrappingTransport {
     lastEventId?: string;
   }): Promise<AxMCPEventStream | null> {
     const stream = (await this.inner.openEventStream?.(options)) ?? null;
-    if (!stream) return null;
-    const record = (item: AxMCPStreamMessage) =>
-      this.#record('receive', item.message, {
-        via: 'stream',
-        ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
-      });
-    async function* recorded(): AsyncGenerator<AxMCPStreamMessage> {
-      for await (const item of stream?.messages ?? []) {
-        record(item);
-        yield item;
-      }
-    }
-    return {
-      messages: recorded(),
-      get retryMs() {
-        return stream.retryMs;
-      },
-      get lastEventId() {
-        return stream.lastEventId;
-      },
-    };
+    return (
+      stream && recordedEventStream(stream, (item, extra) => this.#record('receive', item.message, extra))
+    );
   }
 
   #record(direction: 'send' | 'receive', message: JSONRPCMessage, extra: Partial<Step> = {}): Placed {
@@ -295,15 +276,4 @@ export class AxStudioRecordingTransport extends AxMCPWrappingTransport {
       this.#protocolVersion = version;
     }
   }
-}
-
-function failureOf(error: unknown): AxMCPRecordedFailure {
-  const code = (error as { code?: unknown }).code;
-  const status = (error as { status?: unknown }).status;
-  return {
-    name: error instanceof Error ? error.name : 'Error',
-    code: typeof code === 'string' ? code : 'transport_error',
-    message: error instanceof Error ? error.message : String(error),
-    ...(typeof status === 'number' ? { status } : {}),
-  };
 }
