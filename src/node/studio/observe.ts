@@ -14,6 +14,7 @@ import type {
   AxMCPClient,
   AxMCPClientEvent,
 } from '../../index.js';
+import type { AxStudioPendingElicitation } from './elicitation.js';
 
 /** An error as the page shows it: a name, a stable code when there is one, the message. */
 export interface StudioError {
@@ -83,16 +84,7 @@ export type StudioTryItem =
       progress: { progress: number; total?: number; message?: string };
     }
   | { kind: 'call'; callId: string; namespace: string; state: 'task'; task: StudioTaskView }
-  | {
-      kind: 'elicitation';
-      id: string;
-      namespace: string;
-      message: string;
-      requestedSchema: Record<string, unknown>;
-      at: number;
-      expiresAt: number;
-      taskId?: string;
-    }
+  | ({ kind: 'elicitation' } & AxStudioPendingElicitation)
   | { kind: 'elicitation_settled'; id: string; namespace: string; action: string; by: string }
   | { kind: 'revision'; namespace: string; revision: number };
 

@@ -8,6 +8,7 @@
 
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { parseAxMCPRecording } from '../../../src/testing/recording-format.js';
 import { get, missingRoute, post, seg } from '../api.js';
 import type { ViewProps } from '../main.js';
 import { messageOf, NotOffered, Status, VirtualList } from '../ui.js';
@@ -51,12 +52,7 @@ interface Step {
   probe?: boolean;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const DIRECTIONS = new Set(['send', 'receive']);
-const TYPES = new Set(['request', 'notification', 'response', 'failure']);
-
-/** The recording in `text`, or why it is not one. */
+/** The recording in `text`, or why it is not one (the library's own check of the format). */
 export function readRecording(text: string): { recording: Recording } | { problem: string } {
   let value: unknown;
   try {
@@ -64,21 +60,13 @@ export function readRecording(text: string): { recording: Recording } | { proble
   } catch (error) {
     return { problem: `This file is not an ax-mcp recording: it is not JSON (${messageOf(error)}).` };
   }
-  if (!isObject(value)) return { problem: 'This file is not an ax-mcp recording: it is not a JSON object.' };
-  if (value.format !== 'ax-mcp-recording')
-    return {
-      problem: `This file is not an ax-mcp recording: its format is ${value.format === undefined ? 'missing' : JSON.stringify(value.format)}, not "ax-mcp-recording".`,
-    };
-  if (value.version !== 1)
-    return {
-      problem: `This recording is version ${JSON.stringify(value.version)}; this studio reads version 1.`,
-    };
-  if (!Array.isArray(value.steps)) return { problem: 'This recording has no list of steps.' };
-  for (const [i, step] of value.steps.entries()) {
-    if (!isObject(step) || !DIRECTIONS.has(String(step.direction)) || !TYPES.has(String(step.type)))
-      return { problem: `Step ${i} of this recording is not a step (direction send|receive, a type).` };
+  try {
+    parseAxMCPRecording(value);
+  } catch (error) {
+    const why = messageOf(error).replace(/^Not an ax-mcp recording: /, '');
+    return { problem: `This file is not an ax-mcp recording: ${why}.` };
   }
-  return { recording: value as unknown as Recording };
+  return { recording: value as Recording };
 }
 
 export function RecordView(_props: ViewProps): VNode {

@@ -8,6 +8,7 @@
 
 import type { VNode } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { RUN_STATUSES } from '../../../src/events/run-listing.js';
 import { get, missingRoute, post, seg } from '../api.js';
 import type { ViewProps } from '../main.js';
 import { ConfirmButton, JsonTree, messageOf, NotOffered, Status, time } from '../ui.js';
@@ -52,17 +53,6 @@ interface RunPage {
   next?: string;
 }
 
-const STATUSES = [
-  'queued',
-  'claimed',
-  'running',
-  'waiting_event',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'dead_lettered',
-  'outcome_unknown',
-];
 const FINISHED = new Set(['succeeded', 'cancelled', 'dead_lettered', 'outcome_unknown', 'waiting_event']);
 const PAGE = 50;
 
@@ -180,7 +170,7 @@ export function RunsView({ params, live }: ViewProps): VNode {
       <h2>Runs</h2>
       <div class="filters row" data-filters="runs">
         <span class="statuses">
-          {STATUSES.map((status) => (
+          {RUN_STATUSES.map((status) => (
             <label key={status} class="check">
               <input
                 type="checkbox"
