@@ -5,7 +5,6 @@
  * view calls an app-visible tool (allowed), a model-only tool (refused), updates model context
  * (marked untrusted), and its outside script is blocked by the CSP.
  */
-import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -23,12 +22,11 @@ import {
   AxMCPUnsupportedError,
   type JSONRPCMessage,
 } from '../src/index.js';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from './helpers/chromium.js';
 import { eventually, LOOPBACK } from './helpers/clients.js';
 import { type AppsPeer, startAppsServer } from './servers/apps.js';
 import { type LoopbackServer, listenLoopback } from './servers/node-http.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
   console.warn(
     `apps.test.ts: the headless Chromium test is skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`,
@@ -176,7 +174,6 @@ describe.skipIf(!HAVE_CHROMIUM)(
   `AxMCPAppBridge in headless Chromium (skipped when ${CHROMIUM} is missing)`,
   () => {
     it('hosts the app: an allowed tool call, a refused one, untrusted model context, the CSP blocks an outside script', async () => {
-      const { chromium } = await import('playwright-core');
       const client = appsClient();
       const logs: Record<string, unknown>[] = [];
       const contexts: AxMCPAppModelContent[] = [];
@@ -211,19 +208,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
   window.fromBridge = (message) => frame.contentWindow.postMessage(message, '*');
 </script></body></html>`);
       });
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      const browser = await launchChromium([
+        '--disable-quic',
+        '--disable-component-update',
+        '--disable-sync',
+      ]);
       try {
         const page = await browser.newPage();
         await page.exposeFunction('toBridge', (text: string) => bridge.receive(text));

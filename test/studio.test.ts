@@ -43,6 +43,7 @@ import {
   axStudioElicitation,
   startStudio,
 } from '../src/node.js';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from './helpers/chromium.js';
 import { CLI_BIN, CLI_BUILT, runCLI } from './helpers/cli.js';
 import { eventually, httpClient, LOOPBACK } from './helpers/clients.js';
 import {
@@ -54,8 +55,6 @@ import {
   writeWebResponse,
 } from './servers/node-http.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
   console.warn(
     `studio.test.ts: SKIPPED the headless Chromium tests: ${CHROMIUM} is missing (apt-get install -y chromium)`,
@@ -297,17 +296,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
   `the studio in headless Chromium (skipped when ${CHROMIUM} is missing)`,
   () => {
     it('every view loads; calls, denials, subscriptions, decisions and redrive work from the page', async () => {
-      const { chromium } = await import('playwright-core');
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-        ],
-      });
+      const browser = await launchChromium();
       const outside: string[] = [];
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -473,17 +462,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
     }, 120_000);
 
     it('the new views: revisions, a prompt with completions, a read, a task and an elicitation answered, runs, a recording opened offline', async () => {
-      const { chromium } = await import('playwright-core');
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-        ],
-      });
+      const browser = await launchChromium();
       const outside: string[] = [];
       try {
         const context = await browser.newContext({
