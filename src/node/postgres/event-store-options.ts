@@ -30,7 +30,12 @@ export interface AxPostgresEventStoreOptions extends AxPostgresConnectionOptions
   maxEventBytes?: number;
   /** Send `NOTIFY` when work becomes claimable, so idle workers elsewhere wake. Default `true`. */
   notify?: boolean;
-  /** At most one `NOTIFY` per this many milliseconds from this store (the last is never dropped). Default 25. */
+  /**
+   * Least time in milliseconds between two `NOTIFY`s from this store (the last is never
+   * dropped). Default 0: one `NOTIFY` is on the wire at a time, and what becomes claimable
+   * meanwhile rides on the next, so the latency from publish to start stays one round trip.
+   * A larger value trades that latency for fewer wake-ups on a busy fleet.
+   */
   notifyIntervalMs?: number;
   /** Failures with no caller to throw to: the `LISTEN` connection, idle pool connections, `NOTIFY`. */
   onError?: (error: unknown) => void;

@@ -1,7 +1,8 @@
 /**
  * Wake-ups of the PostgreSQL event store: `NOTIFY` on the schema's channel when work becomes
- * claimable (at most one per interval, the last one never dropped), and a `LISTEN`
- * connection that calls its listeners. Internal to `AxPostgresEventStore`.
+ * claimable (one in flight at a time, optionally spaced by an interval; the last one never
+ * dropped), and a `LISTEN` connection that calls its listeners. Internal to
+ * `AxPostgresEventStore`.
  */
 
 import type pg from 'pg';
@@ -14,7 +15,7 @@ export interface WorkSignalOptions {
   channel: string;
   /** Send `NOTIFY` at all. */
   notify: boolean;
-  /** Least time between two `NOTIFY`s. */
+  /** Least time between the starts of two `NOTIFY`s (0: the next one goes as soon as the last is answered). */
   intervalMs: number;
   /** Failures with no caller. */
   report: (error: unknown) => void;
@@ -30,6 +31,8 @@ export class WorkSignal {
   #listenStop: AbortController | null = null;
   #listening: Promise<void> | null = null;
   #notifyTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The `NOTIFY` on the wire, if any: a wake-up meanwhile rides on the next one. */
+  #notifying: Promise<void> | null = null;
   #lastNotify = 0;
   /** Deliveries made claimable since the last NOTIFY. */
   #count = 0;
@@ -139,23 +142,38 @@ export class WorkSignal {
   }
 
   /**
-   * Tell idle workers (here and elsewhere) that `count` deliveries became claimable; at most
-   * one NOTIFY per interval, carrying the sum since the previous one, so a listener can wake
-   * as many lanes as there is work.
+   * Tell idle workers (here and elsewhere) that `count` deliveries became claimable. The
+   * `NOTIFY` goes at once unless one is on the wire (or the interval has not passed): then
+   * the next one carries the sum since the previous one, so a listener can wake as many lanes
+   * as there is work. A `NOTIFY` is a statement of its own, outside the append's transaction:
+   * inside, PostgreSQL would serialize the commits of every notifying transaction on the
+   * database's notification queue, and appends would stop sharing WAL flushes.
    */
   wake(count = 1): void {
     if (!this.#o.notify || this.#closed) return;
     this.#count += count;
-    if (this.#notifyTimer) return;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#notifyTimer || this.#notifying || this.#count === 0) return;
     const wait = this.#lastNotify + this.#o.intervalMs - Date.now();
     if (wait <= 0) {
-      void this.#notify();
+      this.#send();
       return;
     }
     this.#notifyTimer = setTimeout(() => {
       this.#notifyTimer = null;
-      void this.#notify();
+      this.#send();
     }, wait);
+  }
+
+  #send(): void {
+    const sent = this.#notify().finally(() => {
+      if (this.#notifying === sent) this.#notifying = null;
+      if (!this.#closed) this.#schedule();
+    });
+    this.#notifying = sent;
   }
 
   async #notify(): Promise<void> {
@@ -172,11 +190,10 @@ export class WorkSignal {
   /** Send a pending `NOTIFY` now and stop listening. */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#notifyTimer) {
-      clearTimeout(this.#notifyTimer);
-      this.#notifyTimer = null;
-      await this.#notify();
-    }
+    await this.#notifying;
+    if (this.#notifyTimer) clearTimeout(this.#notifyTimer);
+    this.#notifyTimer = null;
+    if (this.#count > 0) await this.#notify();
     this.#listeners.clear();
     this.#listenStop?.abort();
     await this.#listening;

@@ -351,6 +351,34 @@ describePg('AxPostgresEventStore', () => {
     await worker.close();
   });
 
+  it('sends a NOTIFY at once by default, and one on the wire at a time carries what came meanwhile', async () => {
+    const schema = freshSchema();
+    const publisher = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const worker = await AxPostgresEventStore.open({ connectionString: url, schema, poolSize: 2 });
+    const counts: number[] = [];
+    let started = false;
+    const unsubscribe = worker.onWork((count) => {
+      if (count === undefined) started = true;
+      else counts.push(count);
+    });
+    await waitUntil(() => started);
+    const t0 = Date.now();
+    await publish(publisher, [draft()]);
+    await waitUntil(() => counts.length === 1, 2000);
+    // No interval to wait out: the wake-up follows the append by a round trip.
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(counts).toEqual([1]);
+    // A burst of concurrent appends: every delivery announced once, in fewer NOTIFYs.
+    await Promise.all(Array.from({ length: 20 }, () => publish(publisher, [draft()])));
+    await waitUntil(() => counts.reduce((a, b) => a + b, 0) === 21, 2000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(21);
+    expect(counts.length).toBeLessThan(21);
+    unsubscribe();
+    await publisher.close();
+    await worker.close();
+  });
+
   it('keeps its pending counter equal to the real count through every kind of change', async () => {
     const store = await open();
     const clock = new AxManualEventClock(0);

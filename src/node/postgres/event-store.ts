@@ -126,7 +126,7 @@ export class AxPostgresEventStore implements AxEventStore {
       maxPendingDeliveries: options.maxPendingDeliveries ?? 1_000_000,
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       notify: options.notify ?? true,
-      notifyIntervalMs: options.notifyIntervalMs ?? 25,
+      notifyIntervalMs: options.notifyIntervalMs ?? 0,
     };
     const lockSpace = hash32(`ax-mcp events ${this.schema}`);
     this.#migrations = eventStoreMigrations(lockSpace);
