@@ -675,7 +675,6 @@ async function main() {
   };
   const enq = (system, mode) => {
     if (system === 'gwb' || system === 'pbf') return '—';
-    if (system === 'ax' && mode === 'many' && !results.ax?.['enqueue-many-1']) return 'no batch API';
     return `${cell(system, `enqueue-${mode}-1`, int)} / ${cell(system, `enqueue-${mode}-8`, int)}`;
   };
   const rows = [

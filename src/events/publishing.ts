@@ -41,9 +41,9 @@ export class Publishing {
 
   async one(ingress: AxEventIngress, options: AxEventPublishOptions): Promise<AxEventReceipt> {
     const { store, clock } = this.#parts;
-    const { record, bytes } = normalizeIngress(ingress, { maxEventBytes: this.#parts.maxEventBytes });
+    const { record, text, bytes } = normalizeIngress(ingress, { maxEventBytes: this.#parts.maxEventBytes });
     const started = clock.now();
-    const item = await this.#plan(record, bytes, started);
+    const item = await this.#plan(record, text, bytes, started);
     for (;;) {
       const result = await store.append({ ...item, now: clock.now() });
       if (result.status !== 'full') {
@@ -79,7 +79,7 @@ export class Publishing {
     if (checked.length === 0) return [];
     const started = clock.now();
     const items: AxEventAppendItem[] = [];
-    for (const { record, bytes } of checked) items.push(await this.#plan(record, bytes, started));
+    for (const { record, text, bytes } of checked) items.push(await this.#plan(record, text, bytes, started));
     const results: AxEventAppendResult[] = store.appendMany
       ? await this.#appendBatch(items, started, options)
       : await this.#appendEach(items, started, options);
@@ -141,7 +141,12 @@ export class Publishing {
   }
 
   /** The routed, ready-to-store form of one checked event. */
-  async #plan(record: AxEventIngressRecord, bytes: number, now: number): Promise<AxEventAppendItem> {
+  async #plan(
+    record: AxEventIngressRecord,
+    ingressText: string,
+    bytes: number,
+    now: number,
+  ): Promise<AxEventAppendItem> {
     const scope = identityScope(record.identity);
     const deliveries = await planDeliveries({
       routes: this.#parts.routes.values(),
@@ -152,7 +157,12 @@ export class Publishing {
       onError: (error) => this.#parts.report(error),
     });
     const event = { key: `evt_${crypto.randomUUID()}`, scope, ingress: record, bytes, receivedAt: now };
-    return { dedupe: { scope, source: record.event.source, id: record.event.id }, event, deliveries };
+    return {
+      dedupe: { scope, source: record.event.source, id: record.event.id },
+      event,
+      deliveries,
+      ingressText,
+    };
   }
 
   #receipt(record: AxEventIngressRecord, result: AxEventAppendResult): AxEventReceipt {

@@ -121,6 +121,11 @@ export interface AxEventAppendInput {
   /** May be empty: an event no route matched is still recorded for dedupe. */
   deliveries: AxEventDeliveryDraft[];
   now: number;
+  /**
+   * `event.ingress` as JSON text (`JSON.stringify(event.ingress)`), when the runtime has it
+   * already: a store that writes the ingress as text may use it instead of serializing again.
+   */
+  ingressText?: string;
 }
 
 /** One event of a batch for {@link AxEventStore.appendMany}: an append without its time. */

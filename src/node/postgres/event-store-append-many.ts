@@ -16,7 +16,9 @@ import { type AppendingStore, appendEvent } from './event-store-append.js';
 import { parse, type Row } from './event-store-rows.js';
 import { APPEND_MANY, draftRow, KNOWN_MANY } from './event-store-sql.js';
 
-const dedupeKey = (d: AxEventDedupeKey) => JSON.stringify([d.scope, d.source, d.id]);
+/** One string per dedupe key, told apart by the lengths of its first two parts. */
+const dedupeKey = (d: AxEventDedupeKey) =>
+  `${d.scope.length}:${d.source.length}:${d.scope}${d.source}${d.id}`;
 
 /** The recorded delivery ids of these dedupe keys, by index into `items` (missing when unknown). */
 async function knownIds(store: AppendingStore, items: AxEventAppendItem[]): Promise<Map<number, string[]>> {
@@ -116,15 +118,21 @@ function statementValues(store: AppendingStore, items: AxEventAppendItem[], now:
     delivery_ids: JSON.stringify(x.deliveries.map((d) => d.id)),
     key: t(x.event.key),
     event_scope: t(x.event.scope),
-    ingress: JSON.stringify(x.event.ingress),
+    ingress: x.ingressText ?? JSON.stringify(x.event.ingress),
     bytes: x.event.bytes,
     received_at: x.event.receivedAt,
     n: x.deliveries.length,
     item: i + 1,
   }));
-  const deliveries = items.flatMap((x, i) =>
-    x.deliveries.map((d) => ({ ...draftRow(d), item: i + 1, ord: ++drafts })),
-  );
+  const deliveries: Record<string, unknown>[] = [];
+  for (const [i, x] of items.entries()) {
+    for (const d of x.deliveries) {
+      const row = draftRow(d);
+      row.item = i + 1;
+      row.ord = ++drafts;
+      deliveries.push(row);
+    }
+  }
   return [now, drafts, store.maxPendingDeliveries, JSON.stringify(rows), JSON.stringify(deliveries)];
 }
 

@@ -64,7 +64,7 @@ export async function appendEvent(
       input.now,
       t(e.key),
       t(e.scope),
-      JSON.stringify(e.ingress),
+      input.ingressText ?? JSON.stringify(e.ingress),
       e.bytes,
       e.receivedAt,
       n,
@@ -114,7 +114,7 @@ function appendCoalescing(store: AppendingStore, input: AxEventAppendInput): Pro
       await store.tables.run(
         client,
         'INSERT INTO {events} (key, scope, ingress, bytes, received_at) VALUES ($1, $2, $3, $4, $5)',
-        [t(e.key), t(e.scope), JSON.stringify(e.ingress), e.bytes, e.receivedAt],
+        [t(e.key), t(e.scope), input.ingressText ?? JSON.stringify(e.ingress), e.bytes, e.receivedAt],
       );
       const ids: string[] = [];
       const fresh: AxEventAppendInput['deliveries'] = [];

@@ -762,14 +762,16 @@ describePg('AxPostgresEventStore', () => {
   it('appends a batch holding strings PostgreSQL text cannot hold, quotes and backslashes, exactly', async () => {
     const store = await open();
     const odd = 'a\u0000b\ud800c"d\\e\u2028f';
+    // The second carries the ingress text as the runtime does, the first leaves it to the store.
     const item = (n: number) => {
-      const { record, bytes } = normalizeIngress({
+      const { record, text, bytes } = normalizeIngress({
         event: { id: `id${n}${odd}`, source: `src${odd}`, type: 't', data: { k: odd, n } },
       });
       return {
         dedupe: { scope: 'anonymous', source: `src${odd}`, id: `id${n}${odd}` },
         event: { key: `evt${n}${odd}`, scope: 'anonymous', ingress: record, bytes, receivedAt: n },
         deliveries: [draft({ id: `dlv${n}${odd}`, instanceKey: odd, orderingKey: `${odd}${n}` })],
+        ...(n === 2 ? { ingressText: text } : {}),
       };
     };
     const items = [item(1), item(2)];

@@ -39,7 +39,7 @@ export function appendEvent(
     q('INSERT INTO {events} (key, scope, ingress, bytes, received_at) VALUES (?, ?, ?, ?, ?)').run(
       e.key,
       e.scope,
-      JSON.stringify(e.ingress),
+      input.ingressText ?? JSON.stringify(e.ingress),
       e.bytes,
       e.receivedAt,
     );
