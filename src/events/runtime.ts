@@ -28,7 +28,7 @@ import {
   RUNTIME_OPTIONS,
   retryPolicyOf,
 } from './runtime-options.js';
-import { DeliveryScheduler, type DeliverySchedulerDeps } from './scheduler.js';
+import { DeliveryScheduler, type DeliverySchedulerDeps, type DueRun } from './scheduler.js';
 import {
   type AxEventPublisher,
   type AxEventPublishOptions,
@@ -475,8 +475,9 @@ export class AxEventRuntime {
    * Run everything due now, `workerConcurrency` at a time, until nothing is due (work a run
    * creates, like sink writes, included). Returns how many deliveries ran.
    */
-  runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
-    return this.#scheduler.runDue({ limit: options.limit, signal: options.signal });
+  async runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
+    const { executed } = await this.#scheduler.runDue({ limit: options.limit, signal: options.signal });
+    return { executed };
   }
 
   /**
@@ -541,13 +542,15 @@ function schedulerOf(runtime: AxEventRuntime, deps: DeliverySchedulerDeps): Deli
  * several runs ahead, held here and handed back on close. A host that calls `runDue` once
  * and exits gets none of that.
  */
-export function runDueClaimingAhead(
+export async function runDueClaimingAhead(
   runtime: AxEventRuntime,
   options: { limit?: number; signal?: AbortSignal },
-): Promise<{ executed: number }> {
+): Promise<DueRun> {
   const scheduler = schedulers.get(runtime);
-  if (!scheduler) return runtime.runDue(options);
-  return scheduler.runDue({ ...options, claimAhead: true });
+  if (scheduler) return scheduler.runDue({ ...options, claimAhead: true });
+  const { executed } = await runtime.runDue(options);
+  // Nothing known about what ran: the caller looks again as before.
+  return { executed, ordered: true, drained: executed === 0, held: 0 };
 }
 
 /**

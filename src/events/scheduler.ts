@@ -40,6 +40,17 @@ const AHEAD_MAX_RUN_MS = 100;
 const AHEAD_MAX_WAIT_SHARE = 0.5;
 
 /** Runs claimed deliveries. One instance per runtime. */
+/** What one `runDue` did, for a caller deciding whether to look again at once. */
+export interface DueRun {
+  executed: number;
+  /** A delivery with an ordering key ran: its successor may be claimable now, unannounced. */
+  ordered: boolean;
+  /** A claim came back empty: nothing else was claimable then. */
+  drained: boolean;
+  /** Claims held ahead here, to start without a statement. */
+  held: number;
+}
+
 export class DeliveryScheduler {
   readonly #deps: DeliverySchedulerDeps;
   readonly #running = new Map<string, Running>();
@@ -63,6 +74,7 @@ export class DeliveryScheduler {
   #loop: Promise<void> | null = null;
   #stopping = false;
   #nextPruneAt = 0;
+  #pruning: Promise<void> | null = null;
 
   constructor(deps: DeliverySchedulerDeps) {
     this.#deps = deps;
@@ -106,20 +118,28 @@ export class DeliveryScheduler {
    */
   async runDue(
     options: { limit?: number; signal?: AbortSignal; claimAhead?: boolean } = {},
-  ): Promise<{ executed: number }> {
+  ): Promise<DueRun> {
     let executed = 0;
+    let ordered = false;
+    let drained = false;
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    await this.#maybePrune();
+    // Waited for at the end, so that a host's runDue still returns with its prune done.
+    const pruned = this.#maybePrune();
     while (executed < limit && !options.signal?.aborted && !this.#stop.signal.aborted) {
       const claims = await this.#take(
         Math.min(this.#deps.concurrency, limit - executed),
         options.claimAhead === true,
       );
-      if (claims.length === 0) break;
+      if (claims.length === 0) {
+        drained = true;
+        break;
+      }
+      for (const c of claims) if (c.delivery.orderingKey !== null) ordered = true;
       await Promise.all(claims.map((c) => this.#launch(c)));
       executed += claims.length;
     }
-    return { executed };
+    await pruned;
+    return { executed, ordered, drained, held: this.#ahead.length };
   }
 
   /** Resolve when nothing is pending in the store and nothing runs here. */
@@ -149,6 +169,7 @@ export class DeliveryScheduler {
     this.#work.ring();
     await this.#loop;
     await this.#releaseAhead();
+    await this.#pruning;
   }
 
   /** Stop `runDue`, and abort every delivery running here (idempotent ones are handed back). */
@@ -160,6 +181,7 @@ export class DeliveryScheduler {
   /** Wait for what runs here, then stop for good and wake everyone still waiting. */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.#running.values()].map((e) => e.done));
+    await this.#pruning;
     this.#stop.abort(new AxEventClosedError());
     this.#progress.ring();
   }
@@ -192,15 +214,26 @@ export class DeliveryScheduler {
     return entry.done;
   }
 
-  async #maybePrune(): Promise<void> {
+  /**
+   * Start a prune if one is due; resolves when the one in progress (if any) is over, and never
+   * rejects. Claims do not wait for it: a lane woken for fresh work must not first sit behind
+   * the store's deletes.
+   */
+  #maybePrune(): Promise<void> {
     const now = this.#deps.clock.now();
-    if (now < this.#nextPruneAt) return;
+    if (this.#pruning || now < this.#nextPruneAt) return this.#pruning ?? Promise.resolve();
     this.#nextPruneAt = now + this.#deps.pruneMs;
-    try {
-      await this.#deps.store.prune({ now });
-    } catch (error) {
-      this.#deps.report(error, { phase: 'prune' });
-    }
+    const pruning = (async () => {
+      try {
+        await this.#deps.store.prune({ now });
+      } catch (error) {
+        this.#deps.report(error, { phase: 'prune' });
+      } finally {
+        this.#pruning = null;
+      }
+    })();
+    this.#pruning = pruning;
+    return pruning;
   }
 
   /** How many claims to hold ahead of free lanes now: none unless there is a backlog and runs are short. */
@@ -292,7 +325,7 @@ export class DeliveryScheduler {
     while (!stop.aborted && !this.#stopping) {
       let wait = this.#deps.pollMs;
       try {
-        await this.#maybePrune();
+        void this.#maybePrune();
         const free = concurrency - this.#running.size;
         if (free > 0) {
           const claims = await this.#take(free, true);

@@ -193,6 +193,68 @@ describePg('AxPostgresEventWorker: wake-ups', () => {
     await publisherStore.close();
   });
 
+  it('on a trickle of unordered work, a lane that ran a delivery sleeps instead of claiming again', async () => {
+    const publisherStore = await open();
+    const store = await AxPostgresEventStore.open({
+      connectionString: url,
+      schema: publisherStore.schema,
+      poolSize: 6,
+    });
+    let claims = 0;
+    const claim = store.claim.bind(store);
+    store.claim = (input) => {
+      claims++;
+      return claim(input);
+    };
+    const seen: string[] = [];
+    const target = eventTarget('t')
+      .invoke((_input, context) => {
+        seen.push(context.event.id);
+      })
+      .build();
+    const route = eventRoute('r').types('job').instanceKey(eventPath.data('k')).ordering('relaxed');
+    const routes = [route.wake(target).build()];
+    const worker = new AxPostgresEventWorker({ store, routes, workerConcurrency: 4, pollIntervalMs: 60_000 });
+    await worker.start();
+    const publisher = eventRuntime({ routes, store: publisherStore, scheduling: 'host' });
+    // Listening started with the queue unknown: the lanes look until a claim comes back empty.
+    await new Promise((r) => setTimeout(r, 300));
+    claims = 0;
+    const count = 30;
+    for (let i = 0; i < count; i++) {
+      await publisher.publish(job(`k${i}`));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    const deadline = Date.now() + 10_000;
+    while (seen.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toHaveLength(count);
+    // One claim per delivery; claiming again after every run made two.
+    expect(claims / count).toBeLessThan(1.5);
+    // Work nobody announced (a producer that does not notify) is still found long before the
+    // 60 s poll: a lane that ran one of it and goes idle asks for the next due time, which is
+    // now, looks again shortly, and work found that way keeps the lanes looking until a claim
+    // comes back empty.
+    const quiet = await AxPostgresEventStore.open({
+      connectionString: url,
+      schema: publisherStore.schema,
+      poolSize: 2,
+      notify: false,
+    });
+    const silent = eventRuntime({ routes, store: quiet, scheduling: 'host' });
+    await silent.publishMany(Array.from({ length: 20 }, (_, i) => job(`q${i}`)));
+    await publisher.publish(job('loud'));
+    const t0 = Date.now();
+    while (seen.length < count + 21 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toHaveLength(count + 21);
+    await worker.close();
+    await publisher.close({ drain: false });
+    await silent.close({ drain: false });
+    await quiet.close();
+    await store.close();
+    await publisherStore.close();
+  });
+
   it('a batch wakes as many lanes as it has deliveries, at once, not one lane after each run', async () => {
     const publisherStore = await open();
     const store = await AxPostgresEventStore.open({

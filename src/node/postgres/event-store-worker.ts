@@ -16,6 +16,7 @@ import { AxEventClosedError, type AxEventConfigError, assertEventOptions } from 
 import type { AxEventRuntime } from '../../events/runtime.js';
 import { eventRuntime, runDueClaimingAhead } from '../../events/runtime.js';
 import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
+import type { DueRun } from '../../events/scheduler.js';
 import { func, instance, number, object, required } from '../../options/check.js';
 import { AxPostgresEventStore } from './event-store.js';
 
@@ -103,6 +104,11 @@ export class AxPostgresEventWorker {
   readonly #lanes: Promise<void>[] = [];
   /** Notifications no idle lane took: that many lanes look again before they sleep. */
   #owed = 0;
+  /**
+   * Whether unannounced work may be waiting: from when listening starts (or restarts, or
+   * work turns up that no notification announced) until a claim comes back empty.
+   */
+  #unknown = true;
   /** Deliveries the notifications announced that no lane of this worker has taken yet (a hint). */
   #announced = 0;
   /** The `nextDueAt()` query idle lanes are waiting for (shared while it runs). */
@@ -190,6 +196,7 @@ export class AxPostgresEventWorker {
    */
   #notified(count: number | undefined): void {
     if (count === undefined) {
+      this.#unknown = true;
       this.#announced += this.#concurrency;
       this.#wakeAll();
       return;
@@ -227,13 +234,14 @@ export class AxPostgresEventWorker {
 
   async #lane(): Promise<void> {
     const stop = this.#stop.signal;
+    let unannounced = false;
     while (!stop.aborted) {
       const announced = this.#announced;
-      let executed = 0;
+      let run: DueRun;
       const failures = this.#storeFailures;
       this.#busy++;
       try {
-        executed = (await runDueClaimingAhead(this.runtime, { limit: 1, signal: stop })).executed;
+        run = await runDueClaimingAhead(this.runtime, { limit: 1, signal: stop });
         if (this.#storeFailures === failures && !stop.aborted) this.#answered();
       } catch (error) {
         this.#report(error);
@@ -242,23 +250,41 @@ export class AxPostgresEventWorker {
       } finally {
         this.#busy--;
       }
-      if (executed > 0) {
-        // More may remain: while the notifications announced more than was taken, hand the
-        // search on to one more lane. This lane claims again after its run either way (the
-        // next delivery of an ordering key is never announced).
+      if (run.drained) this.#unknown = false;
+      // Work found by a lane that no notification woke (a poll, a due time): unannounced
+      // work exists (a retry coming due, a producer that does not notify), so look on.
+      else if (run.executed > 0 && unannounced) this.#unknown = true;
+      if (run.executed > 0) {
+        // While the notifications announced more than was taken, hand the search on to one
+        // more lane.
         this.#announced = Math.max(0, this.#announced - 1);
         if (this.#announced > 0) this.#wakeOne();
-        continue;
+        // Claim again at once only when more may be claimable: announced, held ahead, not
+        // known (since listening started, or since work turned up unannounced), or the next
+        // delivery of an ordering key, which is never announced. A lone delivery on a
+        // trickle costs its claim and no second one.
+        if (this.#announced > 0 || this.#unknown || run.ordered || run.held > 0 || this.#takeOwed()) {
+          unannounced = false;
+          continue;
+        }
+      } else {
+        // Nothing claimable: what was announced before this claim has been taken.
+        this.#announced = Math.max(0, this.#announced - announced);
+        if (this.#takeOwed()) {
+          unannounced = false;
+          continue;
+        }
       }
-      // Nothing claimable: what was announced before this claim has been taken.
-      this.#announced = Math.max(0, this.#announced - announced);
-      if (!this.#takeOwed()) await this.#idle();
+      unannounced = !(await this.#idle());
     }
   }
 
-  /** Sleep until a wake-up, the next due time, or the poll interval, whichever comes first. */
-  async #idle(): Promise<void> {
-    if (this.#stop.signal.aborted) return;
+  /**
+   * Sleep until a wake-up, the next due time, or the poll interval, whichever comes first;
+   * true when a notification (or `close`) woke it.
+   */
+  async #idle(): Promise<boolean> {
+    if (this.#stop.signal.aborted) return true;
     let next: number | null;
     try {
       if (!this.#nextDue) {
@@ -278,16 +304,19 @@ export class AxPostgresEventWorker {
     // Something due now that this lane could not claim is held by another claimer, or waits
     // behind a delivery of its ordering key: look again shortly rather than spin.
     const ms = next === null ? this.#pollMs : Math.min(this.#pollMs, Math.max(20, next - now));
-    await this.#sleep(ms, true);
+    return this.#sleep(ms, true);
   }
 
-  /** Sleep `ms`; an idle lane (`idle`) also wakes on a notification, and does not sleep while one is owed. */
-  #sleep(ms: number, idle: boolean): Promise<void> {
+  /**
+   * Sleep `ms`; an idle lane (`idle`) also wakes on a notification, and does not sleep while
+   * one is owed. True when woken (or owed) rather than timed out.
+   */
+  #sleep(ms: number, idle: boolean): Promise<boolean> {
     const stop = this.#stop.signal;
     // Checked together with joining the waiters: a notification while this lane asked for
     // the next due time was owed to it.
-    if (stop.aborted || (idle && this.#takeOwed())) return Promise.resolve();
-    return new Promise<void>((resolve) => {
+    if (stop.aborted || (idle && this.#takeOwed())) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
       const controller = new AbortController();
       const wake = () => controller.abort();
       if (idle) this.#waiters.add(wake);
@@ -295,7 +324,7 @@ export class AxPostgresEventWorker {
       void this.runtime.clock.sleep(ms, controller.signal).then(() => {
         this.#waiters.delete(wake);
         stop.removeEventListener('abort', wake);
-        resolve();
+        resolve(controller.signal.aborted);
       });
     });
   }
