@@ -9,6 +9,8 @@ import type pg from 'pg';
 import { AxEventError } from '../../events/errors.js';
 import type { PostgresConnection } from './connection.js';
 
+const NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)";
+
 /** Options of {@link WorkSignal}. */
 export interface WorkSignalOptions {
   /** The channel (a checked identifier). */
@@ -181,7 +183,10 @@ export class WorkSignal {
     const count = this.#count;
     this.#count = 0;
     try {
-      await this.#c.query('SELECT pg_notify($1, $2)', [this.#o.channel, String(Math.max(1, count))]);
+      // A NOTIFY's transaction gets a transaction id, so its commit would wait for a WAL flush
+      // of its own, a second one after the append's. A notification is a hint that needs no
+      // durability: it commits without waiting.
+      await this.#c.query(NOTIFY, [this.#o.channel, String(Math.max(1, count))]);
     } catch (error) {
       if (!this.#c.closed) this.#o.report(error);
     }
