@@ -394,6 +394,10 @@ export class Executor {
       patch.sinks = target.sinks.map((s) => ({ id: `dlv_${crypto.randomUUID()}`, sinkId: s.id }));
     }
     if (continuation) patch.consumeContinuationId = continuation.id;
+    // An idempotent target's plain success may be lost to a database crash: it then runs
+    // again, which it allows. Not so with sinks to write, a continuation consumed or waits
+    // registered: those must not happen twice.
+    if (idempotent && status === 'succeeded' && !patch.sinks && !continuation) patch.replayable = true;
     return this.#settle(d, patch);
   }
 

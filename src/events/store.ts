@@ -206,6 +206,12 @@ export interface AxEventTransition {
   consumeContinuationId?: string;
   /** Record a dead letter in the same transaction. */
   deadLetter?: { id: string; reason: AxEventDeadLetterReason };
+  /**
+   * Losing this transition to a database crash would only run the delivery again, which its
+   * target allows (an idempotent target's success): a store may commit it without waiting
+   * for it to be durable. Stores that cannot tell the difference ignore it.
+   */
+  replayable?: boolean;
 }
 
 /** A continuation: a waiting run's promise to be resumed by a correlated event in the same identity scope. */

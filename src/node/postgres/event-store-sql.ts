@@ -7,8 +7,7 @@ import type { AxEventAppendInput } from '../../events/store.js';
 import { toPgText as t, toPgTextOrNull as tn } from './connection.js';
 import { json } from './event-store-rows.js';
 
-/** A compare-and-set transition: the fencing token and a leased status are its condition. */
-export const UPDATE_LEASED = `UPDATE {deliveries} SET status = $3,
+const LEASED_SET = `SET status = $3,
     target_id = COALESCE($4::text, target_id),
     instance_key = COALESCE($5::text, instance_key),
     started_at = COALESCE($6::float8, started_at),
@@ -18,9 +17,22 @@ export const UPDATE_LEASED = `UPDATE {deliveries} SET status = $3,
     due_at = CASE WHEN $12::boolean THEN $13::float8 ELSE due_at END,
     lease_owner = CASE WHEN $14::boolean THEN NULL ELSE lease_owner END,
     lease_until = CASE WHEN $14::boolean THEN NULL ELSE lease_until END,
-    finished_at = $15::float8
-  WHERE id = $1 AND fencing = $2 AND status IN ('claimed','running')
+    finished_at = $15::float8`;
+const LEASED_WHERE = `WHERE id = $1 AND fencing = $2 AND status IN ('claimed','running')
   RETURNING seq`;
+
+/** A compare-and-set transition: the fencing token and a leased status are its condition. */
+export const UPDATE_LEASED = `UPDATE {deliveries} ${LEASED_SET}
+  ${LEASED_WHERE}`;
+
+/**
+ * {@link UPDATE_LEASED} committed without waiting for its WAL flush, for a transition that
+ * may be lost to a database crash (`replayable`): the delivery would only run again.
+ */
+export const UPDATE_LEASED_RELAXED = `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS done)
+  UPDATE {deliveries} ${LEASED_SET}
+  FROM relaxed
+  ${LEASED_WHERE}`;
 
 /**
  * {@link UPDATE_LEASED} for many deliveries at once, from column arrays in the order of its
@@ -29,8 +41,12 @@ export const UPDATE_LEASED = `UPDATE {deliveries} SET status = $3,
  * order: the statement takes them first, in hash order like appends, so it cannot deadlock
  * with an append (the triggers then find them held).
  */
-export function updateLeasedMany(lockSpace: number): string {
-  return `WITH x AS MATERIALIZED (
+export function updateLeasedMany(lockSpace: number, relaxed = false): string {
+  // Relaxed (every transition `replayable`): committed without waiting for its WAL flush.
+  const commit = relaxed
+    ? "relaxed AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS done),"
+    : '';
+  return `WITH ${commit} x AS MATERIALIZED (
       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::float8[],
         $7::boolean[], $8::text[], $9::boolean[], $10::text[], $11::integer[], $12::boolean[], $13::float8[],
         $14::boolean[], $15::float8[]) AS x(id, fencing, status, target_id, instance_key, started_at,
@@ -50,7 +66,7 @@ export function updateLeasedMany(lockSpace: number): string {
       lease_owner = CASE WHEN x.release THEN NULL ELSE d.lease_owner END,
       lease_until = CASE WHEN x.release THEN NULL ELSE d.lease_until END,
       finished_at = x.finished_at
-    FROM x, locked
+    FROM x, locked${relaxed ? ', relaxed' : ''}
     WHERE d.id = x.id AND d.fencing = x.fencing AND d.status IN ('claimed','running') AND locked.n >= 0
     RETURNING d.id`;
 }

@@ -9,7 +9,7 @@ import type { AxEventContinuation, AxEventTransition } from '../../events/store.
 import { isTerminalRunStatus } from '../../events/store.js';
 import { sqlState, toPgText as t, toPgTextOrNull as tn } from './connection.js';
 import { json, parse, toDelivery } from './event-store-rows.js';
-import { UPDATE_LEASED, updateLeasedMany } from './event-store-sql.js';
+import { UPDATE_LEASED, UPDATE_LEASED_RELAXED, updateLeasedMany } from './event-store-sql.js';
 import type { EventTables } from './event-store-tables.js';
 
 /** What a leased write needs of its store. */
@@ -72,7 +72,8 @@ export async function transitionTogether(
   }
   const rows = batch.map(transitionValues);
   const columns = (rows[0] ?? []).map((_, i) => rows.map((r) => r[i]));
-  const result = await store.tables.query(updateLeasedMany(store.lockSpace), columns);
+  const relaxed = batch.every((x) => x.replayable === true);
+  const result = await store.tables.query(updateLeasedMany(store.lockSpace, relaxed), columns);
   const taken = new Set(result.rows.map((r) => r.id as string));
   const oks = batch.map((x) => taken.has(t(x.deliveryId)));
   const requeued = batch.filter((x, i) => oks[i] && (x.status === 'queued' || x.status === 'failed'));
@@ -84,7 +85,8 @@ export async function transitionTogether(
 export async function transitionLeased(store: LeasingStore, x: AxEventTransition): Promise<boolean> {
   if (isSimpleTransition(x)) {
     // One compare-and-set statement: the fencing token and lease state are its condition.
-    const result = await store.tables.query(UPDATE_LEASED, transitionValues(x));
+    const sql = x.replayable === true ? UPDATE_LEASED_RELAXED : UPDATE_LEASED;
+    const result = await store.tables.query(sql, transitionValues(x));
     const ok = result.rowCount === 1;
     if (ok && (x.status === 'queued' || x.status === 'failed')) store.wake();
     return ok;

@@ -379,6 +379,45 @@ describePg('AxPostgresEventStore', () => {
     await worker.close();
   });
 
+  it('takes replayable transitions, alone and sharing a statement, fenced like any other', async () => {
+    const store = await open();
+    const ids = await publish(store, [
+      draft(),
+      draft(),
+      draft(),
+      draft({ orderingKey: 'k' }),
+      draft({ orderingKey: 'k' }),
+    ]);
+    const claims = await store.claim({ workerId: 'w', now: 0, leaseMs: 60_000, limit: 10 });
+    expect(claims).toHaveLength(4);
+    const done = (c: (typeof claims)[number], fencingToken = c.delivery.fencingToken) =>
+      store.transition({
+        deliveryId: c.delivery.id,
+        fencingToken,
+        now: 1,
+        status: 'succeeded',
+        output: { ok: c.delivery.id },
+        replayable: true,
+      });
+    const [a, b, c, head] = claims as [
+      (typeof claims)[number],
+      (typeof claims)[number],
+      (typeof claims)[number],
+      (typeof claims)[number],
+    ];
+    expect(await done(a, a.delivery.fencingToken + 1)).toBe(false);
+    expect(await done(a)).toBe(true);
+    // Concurrent ones share one statement; the ordered head's successor becomes claimable.
+    expect(await Promise.all([done(b), done(c), done(head)])).toEqual([true, true, true]);
+    for (const x of [a, b, c, head]) {
+      const run = await store.getRun(x.delivery.id);
+      expect([run?.status, run?.output]).toEqual(['succeeded', { ok: x.delivery.id }]);
+    }
+    const next = await store.claim({ workerId: 'w', now: 2, leaseMs: 60_000, limit: 10 });
+    expect(next.map((x) => x.delivery.id)).toEqual([ids[4]]);
+    await store.close();
+  });
+
   it('keeps its pending counter equal to the real count through every kind of change', async () => {
     const store = await open();
     const clock = new AxManualEventClock(0);
