@@ -4,7 +4,7 @@ import { eventRoute } from './route-builder.js';
 import { eventRuntime } from './runtime.js';
 import { eventTarget } from './target-builder.js';
 
-/** A memory store whose prune waits until released, counting the prunes started. */
+/** A memory store whose prune waits until released (counting the prunes started), and a target that records what ran. */
 function slowPruningStore() {
   const store = new AxMemoryEventStore();
   const prune = store.prune.bind(store);
@@ -18,20 +18,20 @@ function slowPruningStore() {
     open = Promise.resolve();
     return prune(input);
   };
-  return { store, gate };
+  const ran: string[] = [];
+  const target = eventTarget('t')
+    .invoke((_input, context) => {
+      ran.push(context.event.id);
+    })
+    .build();
+  return { store, gate, ran, target };
 }
 
 const job = (id: string) => ({ event: { id, source: 'app://prune', type: 'job', data: {} } });
 
 describe('pruning beside the claims', () => {
   it('a host runDue runs what is due while the store prunes, and returns once the prune is over', async () => {
-    const { store, gate } = slowPruningStore();
-    const ran: string[] = [];
-    const target = eventTarget('t')
-      .invoke((_input, context) => {
-        ran.push(context.event.id);
-      })
-      .build();
+    const { store, gate, ran, target } = slowPruningStore();
     const runtime = eventRuntime({
       routes: [eventRoute('r').types('job').wake(target).build()],
       store,
@@ -53,13 +53,7 @@ describe('pruning beside the claims', () => {
   });
 
   it('the runtime loop starts fresh work while a prune is still running', async () => {
-    const { store, gate } = slowPruningStore();
-    const ran: string[] = [];
-    const target = eventTarget('t')
-      .invoke((_input, context) => {
-        ran.push(context.event.id);
-      })
-      .build();
+    const { store, gate, ran, target } = slowPruningStore();
     const runtime = eventRuntime({ routes: [eventRoute('r').types('job').wake(target).build()], store });
     await runtime.start();
     await runtime.publish(job('b'));
