@@ -183,9 +183,19 @@ export class Executor {
     await this.#handBack(claim.delivery);
   }
 
-  /** The worker is closing: the delivery goes back to the queue, this attempt not counted. */
+  /**
+   * The worker is closing: the delivery goes back to the queue, this attempt not counted.
+   * Replayable: lost to a database crash, the delivery stays leased until its lease runs out
+   * (and a target that is not idempotent and had been marked `running` then ends
+   * `outcome_unknown`, as it would have without the hand-back).
+   */
   #handBack(d: AxEventDelivery): Promise<AxEventRunStatus | null> {
-    return this.#settle(d, { status: 'queued', attempt: d.attempt - 1, dueAt: this.deps.clock.now() });
+    return this.#settle(d, {
+      status: 'queued',
+      attempt: d.attempt - 1,
+      dueAt: this.deps.clock.now(),
+      replayable: true,
+    });
   }
 
   /** The delivery ends with a dead letter (`outcome_unknown` ends as that status, others as `dead_lettered`). */

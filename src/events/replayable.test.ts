@@ -67,4 +67,28 @@ describe('which transitions a store may commit without waiting for durability', 
     );
     expect(waiting.at(-1)).toEqual({ status: 'waiting_event', replayable: false });
   });
+
+  it('a hand-back on close is replayable: lost, the delivery only stays leased until its lease ends', async () => {
+    const store = new RecordingStore();
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const target = eventTarget('t')
+      .retrySafety('idempotent')
+      .invoke(async (_input, context) => {
+        started();
+        await new Promise((resolve) =>
+          context.abortSignal.addEventListener('abort', resolve, { once: true }),
+        );
+        throw context.abortSignal.reason;
+      })
+      .build();
+    const runtime = eventRuntime({ routes: [eventRoute('r').types('job').wake(target).build()], store });
+    await runtime.start();
+    await runtime.publish({ event: { id: 'e1', source: 'app://replay', type: 'job', data: {} } });
+    await running;
+    await runtime.close({ drain: false });
+    expect(store.transitions.map((x) => [x.status, x.replayable === true])).toEqual([['queued', true]]);
+  });
 });

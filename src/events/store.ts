@@ -208,8 +208,9 @@ export interface AxEventTransition {
   deadLetter?: { id: string; reason: AxEventDeadLetterReason };
   /**
    * Losing this transition to a database crash would only run the delivery again, which its
-   * target allows (an idempotent target's success): a store may commit it without waiting
-   * for it to be durable. Stores that cannot tell the difference ignore it.
+   * target allows (an idempotent target's success), or leave it leased until its lease runs
+   * out (a hand-back): a store may commit it without waiting for it to be durable. Stores
+   * that cannot tell the difference ignore it.
    */
   replayable?: boolean;
 }
