@@ -669,6 +669,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         await expired.first().waitFor({ timeout: 10_000 });
         expect(await expired.first().textContent()).toContain('app.reply');
         // Cursor paging: 50 runs a page, older ones on the next.
+        const waitingBefore = (await store.listRuns({ status: ['waiting_event'], limit: 500 })).runs.length;
         await runtime.publishMany(
           Array.from({ length: 50 }, (_, i) => ({
             event: {
@@ -681,6 +682,13 @@ describe.skipIf(!HAVE_CHROMIUM)(
             trust: 'authenticated' as const,
           })),
         );
+        // Until every one of them waits, the newest runs keep changing under the page: let them
+        // settle, so that the page read below is the one the cursor comes from.
+        const bulkWaiting = async () =>
+          (await store.listRuns({ status: ['waiting_event'], limit: 500 })).runs.length;
+        const settleBy = Date.now() + 20_000;
+        while ((await bulkWaiting()) < waitingBefore + 50 && Date.now() < settleBy)
+          await new Promise((r) => setTimeout(r, 50));
         await page.check('[data-status-filter="waiting_event"]');
         await page.locator('[data-page="older"]:not([disabled])').waitFor({ timeout: 20_000 });
         const newest = await page.locator('[data-table="runs"] [data-run]').first().getAttribute('data-run');

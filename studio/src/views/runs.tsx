@@ -63,12 +63,25 @@ interface Filters {
   q: string;
 }
 
+/** The `runs` API query of these filters from this cursor. */
+function runQuery(filters: Filters, cursor: string | undefined): string {
+  const q = new URLSearchParams({ limit: String(PAGE) });
+  if (filters.status.length > 0) q.set('status', filters.status.join(','));
+  if (filters.route) q.set('route', filters.route);
+  if (filters.target) q.set('target', filters.target);
+  if (filters.q) q.set('q', filters.q);
+  if (cursor) q.set('before', cursor);
+  return q.toString();
+}
+
 export function RunsView({ params, live }: ViewProps): VNode {
   const [lookup, setLookup] = useState('');
   const [filters, setFilters] = useState<Filters>({ status: [], route: '', target: '', q: '' });
   // The cursors of the pages before this one, to go back.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const [page, setPage] = useState<RunPage>();
+  // A page with the query it answers: after a filter or a pager click, the rows of the last
+  // query are not shown under the new one's label while it loads.
+  const [answered, setAnswered] = useState<{ query: string; page: RunPage }>();
   const [letters, setLetters] = useState<{ deadLetters: DeadLetter[]; available: boolean }>();
   const [continuations, setContinuations] = useState<
     { continuations: Continuation[]; available: boolean } | 'missing'
@@ -76,17 +89,13 @@ export function RunsView({ params, live }: ViewProps): VNode {
   const [error, setError] = useState<string>();
   const [tick, setTick] = useState(0);
   const cursor = cursors[cursors.length - 1];
+  const page = answered?.query === runQuery(filters, cursor) ? answered.page : undefined;
 
   useEffect(() => {
-    const q = new URLSearchParams({ limit: String(PAGE) });
-    if (filters.status.length > 0) q.set('status', filters.status.join(','));
-    if (filters.route) q.set('route', filters.route);
-    if (filters.target) q.set('target', filters.target);
-    if (filters.q) q.set('q', filters.q);
-    if (cursor) q.set('before', cursor);
+    const query = runQuery(filters, cursor);
     let current = true;
     Promise.all([
-      get<RunPage>(`runs?${q}`),
+      get<RunPage>(`runs?${query}`),
       get<{ deadLetters: DeadLetter[]; available: boolean }>('dead-letters'),
       get<{ continuations: Continuation[]; available: boolean }>('continuations?limit=200').catch(
         (failure: unknown) => {
@@ -97,7 +106,7 @@ export function RunsView({ params, live }: ViewProps): VNode {
     ]).then(
       ([runs, dead, waiting]) => {
         if (!current) return;
-        setPage(runs);
+        setAnswered({ query, page: runs });
         setLetters(dead);
         setContinuations(waiting);
         setError(undefined);
