@@ -32,43 +32,13 @@
  * `POST /control/probe` (one update of every URI now), `GET /control/state` (open listen streams
  * and the URIs of their filters).
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { chaosServerBasics } from './server-log.mjs';
 
-const port = Number(process.env.PORT);
-const logFile = String(process.env.CHAOS_LOG);
-const uriCount = Number(process.env.CHAOS_URIS ?? 4);
-const emitMs = Number(process.env.CHAOS_EMIT_MS ?? 40);
+const { port, emitMs, random, now, log, URIS, seqs } = chaosServerBasics('chaos://m/');
 const SEQ_KEY = 'chaos/seq';
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
-let rng = Number(process.env.CHAOS_SEED ?? 1) >>> 0;
-const random = () => {
-  rng = (rng + 0x6d2b79f5) >>> 0;
-  let t = rng;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const now = () => Number(process.hrtime.bigint()) / 1e6;
-const log = (/** @type {Record<string, unknown>} */ entry) =>
-  appendFileSync(logFile, `${JSON.stringify(entry)}\n`);
-
-const URIS = Array.from({ length: uriCount }, (_, i) => `chaos://m/${i}`);
-const seqs = new Map(URIS.map((uri) => [uri, 0]));
-if (existsSync(logFile)) {
-  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
-    if (!line.includes('"seq"')) continue;
-    try {
-      const entry = JSON.parse(line);
-      if (typeof entry.seq === 'number' && entry.seq > (seqs.get(entry.uri) ?? 0))
-        seqs.set(entry.uri, entry.seq);
-    } catch {
-      // a torn last line of a killed predecessor
-    }
-  }
-}
-log({ t: 'start', pid: process.pid, at: now() });
 
 const handler = createMcpHandler(
   () => {

@@ -33,46 +33,15 @@
  * `POST /control/emit?on=0|1`, `POST /control/probe` (one update of every URI now; answers when
  * sent), `GET /control/state` (sessions, their subscriptions, whether their GET stream is open).
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { chaosServerBasics } from './server-log.mjs';
 
-const port = Number(process.env.PORT);
-const logFile = String(process.env.CHAOS_LOG);
-const uriCount = Number(process.env.CHAOS_URIS ?? 4);
-const emitMs = Number(process.env.CHAOS_EMIT_MS ?? 40);
-let rng = Number(process.env.CHAOS_SEED ?? 1) >>> 0;
-const random = () => {
-  rng = (rng + 0x6d2b79f5) >>> 0;
-  let t = rng;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const now = () => Number(process.hrtime.bigint()) / 1e6;
-const log = (/** @type {Record<string, unknown>} */ entry) =>
-  appendFileSync(logFile, `${JSON.stringify(entry)}\n`);
-
-const URIS = Array.from({ length: uriCount }, (_, i) => `chaos://r/${i}`);
-/** The last sequence number per URI, continued from the log across restarts. */
-const seqs = new Map(URIS.map((uri) => [uri, 0]));
-if (existsSync(logFile)) {
-  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
-    if (!line.includes('"seq"')) continue;
-    try {
-      const entry = JSON.parse(line);
-      if (typeof entry.seq === 'number' && entry.seq > (seqs.get(entry.uri) ?? 0))
-        seqs.set(entry.uri, entry.seq);
-    } catch {
-      // a torn last line of a killed predecessor
-    }
-  }
-}
-log({ t: 'start', pid: process.pid, at: now() });
+const { port, emitMs, random, now, log, URIS, seqs } = chaosServerBasics('chaos://r/');
 /** One task store for every session of this process (it scopes tasks by session id). */
 const taskStore = new InMemoryTaskStore();
 
