@@ -39,7 +39,6 @@ const AHEAD_MAX_RUN_MS = 100;
 /** How much of a lease a claim taken ahead may have used waiting before it is handed back instead. */
 const AHEAD_MAX_WAIT_SHARE = 0.5;
 
-/** Runs claimed deliveries. One instance per runtime. */
 /** What one `runDue` did, for a caller deciding whether to look again at once. */
 export interface DueRun {
   executed: number;
@@ -51,6 +50,7 @@ export interface DueRun {
   held: number;
 }
 
+/** Runs claimed deliveries. One instance per runtime. */
 export class DeliveryScheduler {
   readonly #deps: DeliverySchedulerDeps;
   readonly #running = new Map<string, Running>();

@@ -171,11 +171,11 @@ export class WorkSignal {
   }
 
   #send(): void {
-    const sent = this.#notify().finally(() => {
-      if (this.#notifying === sent) this.#notifying = null;
+    // One at a time: the next is scheduled once this one is answered.
+    this.#notifying = this.#notify().finally(() => {
+      this.#notifying = null;
       if (!this.#closed) this.#schedule();
     });
-    this.#notifying = sent;
   }
 
   async #notify(): Promise<void> {

@@ -254,6 +254,7 @@ export class AxPostgresEventWorker {
       // Work found by a lane that no notification woke (a poll, a due time): unannounced
       // work exists (a retry coming due, a producer that does not notify), so look on.
       else if (run.executed > 0 && unannounced) this.#unknown = true;
+      let lookAgain: boolean;
       if (run.executed > 0) {
         // While the notifications announced more than was taken, hand the search on to one
         // more lane.
@@ -263,19 +264,14 @@ export class AxPostgresEventWorker {
         // known (since listening started, or since work turned up unannounced), or the next
         // delivery of an ordering key, which is never announced. A lone delivery on a
         // trickle costs its claim and no second one.
-        if (this.#announced > 0 || this.#unknown || run.ordered || run.held > 0 || this.#takeOwed()) {
-          unannounced = false;
-          continue;
-        }
+        lookAgain = this.#announced > 0 || this.#unknown || run.ordered || run.held > 0 || this.#takeOwed();
       } else {
         // Nothing claimable: what was announced before this claim has been taken.
         this.#announced = Math.max(0, this.#announced - announced);
-        if (this.#takeOwed()) {
-          unannounced = false;
-          continue;
-        }
+        lookAgain = this.#takeOwed();
       }
-      unannounced = !(await this.#idle());
+      // A lane that looks again at once was not woken by a timer.
+      unannounced = lookAgain ? false : !(await this.#idle());
     }
   }
 
