@@ -529,6 +529,15 @@ async function fleetRun(system, scenario) {
     if (count !== n || dup !== 0) {
       problems.push(`${SYSTEMS[system]}, ${scenario}: ${count} effects of ${n}, ${dup} duplicate effects`);
     }
+    if (system === 'ax') {
+      // The workers have closed: every run is recorded as ended (written behind its run or not).
+      const { rows } = await admin.query(
+        `SELECT status, count(*)::int AS n FROM "${schema}".ax_event_deliveries
+         WHERE status <> 'succeeded' GROUP BY status`,
+      );
+      if (rows.length > 0)
+        problems.push(`ax-mcp, ${scenario}: runs left ${rows.map((r) => `${r.n} ${r.status}`).join(', ')}`);
+    }
     let orderViolations = 0;
     if (ordered) {
       const { rows } = await admin.query(`SELECT id FROM "${schema}".effects ORDER BY seq`);
@@ -722,7 +731,9 @@ async function main() {
   console.log('');
   console.log(
     `- Every handler wrote one row into its schema's effects table (primary key on the job id): ${
-      problems.length ? 'see the problems below' : 'every cell ended with count = N and no duplicate effect'
+      problems.length
+        ? 'see the problems below'
+        : 'every cell ended with count = N and no duplicate effect, and every ax-mcp run recorded `succeeded`'
     }.`,
   );
   console.log(

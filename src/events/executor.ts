@@ -98,8 +98,19 @@ export class Executor {
 
   constructor(private readonly deps: ExecutorDeps) {}
 
-  /** Run a claim to completion; `controllers` lets the runtime abort it (cancel, close). */
-  async execute(claim: AxEventClaim, register: (controller: AbortController) => () => void): Promise<void> {
+  /**
+   * Run a claim to completion; `register` lets the runtime abort it (cancel, close). With
+   * `writeBehind`, an attempt whose last write is a replayable plain success with no
+   * ordering key (see {@link AxEventTransition.replayable}) ends as soon as that write is
+   * sent: the write goes to `writeBehind`, so the lane starts its next run meanwhile and the
+   * successes that pile up in one round trip share the next statement. Losing such a write
+   * only makes the delivery run again, which its target allows; its failure is reported.
+   */
+  async execute(
+    claim: AxEventClaim,
+    register: (controller: AbortController) => () => void,
+    writeBehind?: (write: Promise<void>) => void,
+  ): Promise<void> {
     const d = claim.delivery;
     const lease = new LeaseKeeper(
       this.deps.store,
@@ -121,7 +132,8 @@ export class Executor {
     };
     await tracer.startActiveSpan('ax.event.delivery', { attributes }, async (span) => {
       try {
-        const status = d.kind === 'sink' ? await this.#sink(claim, lease) : await this.#event(claim, lease);
+        const status =
+          d.kind === 'sink' ? await this.#sink(claim, lease) : await this.#event(claim, lease, writeBehind);
         span.setAttribute('ax.event.status', status ?? 'lease_lost');
       } catch (error) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: toEventErrorInfo(error).code });
@@ -211,7 +223,11 @@ export class Executor {
     });
   }
 
-  async #event(claim: AxEventClaim, lease: LeaseKeeper): Promise<AxEventRunStatus | null> {
+  async #event(
+    claim: AxEventClaim,
+    lease: LeaseKeeper,
+    writeBehind?: (write: Promise<void>) => void,
+  ): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
     const event = claim.event;
     const route = this.deps.routes.get(d.routeId);
@@ -269,7 +285,7 @@ export class Executor {
       }
       return this.#settle(d, { status: 'succeeded', error: null });
     }
-    return this.#invoke(claim, event, route, base, lease);
+    return this.#invoke(claim, event, route, base, lease, writeBehind);
   }
 
   async #invoke(
@@ -278,6 +294,7 @@ export class Executor {
     route: AxEventRouteDefinition,
     base: AxEventHandlerContext,
     lease: LeaseKeeper,
+    writeBehind?: (write: Promise<void>) => void,
   ): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
     const now = this.deps.clock.now();
@@ -408,6 +425,16 @@ export class Executor {
     // again, which it allows. Not so with sinks to write, a continuation consumed or waits
     // registered: those must not happen twice.
     if (idempotent && status === 'succeeded' && !patch.sinks && !continuation) patch.replayable = true;
+    // Ordered ones are awaited: the next delivery of the key becomes claimable only with it.
+    if (writeBehind && patch.replayable && d.orderingKey === null) {
+      writeBehind(
+        this.#tx(d)(patch).then(
+          () => undefined,
+          (error: unknown) => this.deps.onError(error, d.id),
+        ),
+      );
+      return status;
+    }
     return this.#settle(d, patch);
   }
 

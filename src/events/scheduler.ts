@@ -38,6 +38,13 @@ interface Running {
 const AHEAD_MAX_RUN_MS = 100;
 /** How much of a lease a claim taken ahead may have used waiting before it is handed back instead. */
 const AHEAD_MAX_WAIT_SHARE = 0.5;
+/**
+ * Claims held ahead per lane on a backlog of short runs: each claim statement then feeds
+ * about this many runs per lane, where claiming one lane's worth fed barely more than one.
+ */
+const AHEAD_PER_LANE = 4;
+/** Successes written behind their runs that may be in flight at once before a lane waits for one. */
+const BEHIND_MAX = 256;
 
 /** What one `runDue` did, for a caller deciding whether to look again at once. */
 export interface DueRun {
@@ -64,6 +71,11 @@ export class DeliveryScheduler {
   #runMs: number | null = null;
   /** The last claim came back as full as asked: there is likely more. */
   #backlog = false;
+  /**
+   * Successes written behind the runs that ended with them (a long-lived lane's only; see
+   * `Executor.execute`), until the store has them: closing waits for them.
+   */
+  readonly #behind = new Set<Promise<void>>();
   /** A claim refilling {@link #ahead} in the background. */
   #refilling: Promise<void> | null = null;
   /** Rung when work may have become claimable: a publish, a redrive, a finished run. */
@@ -135,8 +147,11 @@ export class DeliveryScheduler {
         break;
       }
       for (const c of claims) if (c.delivery.orderingKey !== null) ordered = true;
-      await Promise.all(claims.map((c) => this.#launch(c)));
+      const behind = options.claimAhead === true;
+      await Promise.all(claims.map((c) => this.#launch(c, behind)));
       executed += claims.length;
+      // A store slower than the runs: wait for a write rather than pile them up.
+      while (this.#behind.size >= BEHIND_MAX) await Promise.race(this.#behind);
     }
     await pruned;
     return { executed, ordered, drained, held: this.#ahead.length };
@@ -170,6 +185,7 @@ export class DeliveryScheduler {
     await this.#loop;
     await this.#releaseAhead();
     await this.#pruning;
+    await this.#writtenBehind();
   }
 
   /** Stop `runDue`, and abort every delivery running here (idempotent ones are handed back). */
@@ -182,6 +198,7 @@ export class DeliveryScheduler {
   async settle(): Promise<void> {
     await Promise.allSettled([...this.#running.values()].map((e) => e.done));
     await this.#pruning;
+    await this.#writtenBehind();
     this.#stop.abort(new AxEventClosedError());
     this.#progress.ring();
   }
@@ -191,18 +208,35 @@ export class DeliveryScheduler {
     return store.claim({ workerId, now: clock.now(), leaseMs, limit });
   }
 
-  #launch(claim: AxEventClaim): Promise<void> {
+  /** Resolves once every success written behind so far is in the store (or reported failed). */
+  async #writtenBehind(): Promise<void> {
+    while (this.#behind.size > 0) await Promise.all(this.#behind);
+  }
+
+  #writeBehind = (write: Promise<void>): void => {
+    this.#behind.add(write);
+    void write.finally(() => {
+      this.#behind.delete(write);
+      this.#progress.ring();
+    });
+  };
+
+  #launch(claim: AxEventClaim, writeBehind = false): Promise<void> {
     const id = claim.delivery.id;
     const entry: Running = { done: Promise.resolve(), controller: null };
     const started = this.#deps.clock.now();
     entry.done = this.#deps.executor
-      .execute(claim, (controller) => {
-        entry.controller = controller;
-        if (this.#stop.signal.aborted) controller.abort(this.#stop.signal.reason);
-        return () => {
-          entry.controller = null;
-        };
-      })
+      .execute(
+        claim,
+        (controller) => {
+          entry.controller = controller;
+          if (this.#stop.signal.aborted) controller.abort(this.#stop.signal.reason);
+          return () => {
+            entry.controller = null;
+          };
+        },
+        writeBehind ? this.#writeBehind : undefined,
+      )
       .finally(() => {
         const ms = this.#deps.clock.now() - started;
         this.#runMs = this.#runMs === null ? ms : this.#runMs * 0.8 + ms * 0.2;
@@ -240,7 +274,7 @@ export class DeliveryScheduler {
   #aheadTarget(): number {
     const runMs = this.#runMs;
     const short = runMs !== null && runMs <= AHEAD_MAX_RUN_MS && runMs * 10 <= this.#deps.leaseMs;
-    return this.#backlog && short && !this.#stopping ? this.#deps.concurrency : 0;
+    return this.#backlog && short && !this.#stopping ? this.#deps.concurrency * AHEAD_PER_LANE : 0;
   }
 
   /**
