@@ -315,9 +315,11 @@ export interface AxEventStore {
    * Optional: calls `listener` when work may have become claimable elsewhere (another process
    * on a shared store), so a runtime's worker loop wakes at once instead of at its next poll.
    * Returns the function that removes the listener. `AxPostgresEventStore` has it (`LISTEN`).
-   * `count`, when the store knows it, is how many deliveries became claimable (a hint).
+   * `count`, when the store knows it, is how many deliveries became claimable (a hint), and
+   * `laterDueAt` the earliest due time among them when some are not due yet (a retry's backoff,
+   * a delay): without it every one announced is due now, so a listener's next due time stands.
    */
-  onWork?(listener: (count?: number) => void): () => void;
+  onWork?(listener: (count?: number, laterDueAt?: number) => void): () => void;
   /**
    * Record an event and its deliveries unless its dedupe key is known (then return the
    * original delivery ids), or report `full` without changing anything.

@@ -13,7 +13,7 @@ import type {
 } from '../../events/store.js';
 import { toPgText as t } from './connection.js';
 import { type AppendingStore, appendEvent } from './event-store-append.js';
-import { parse, type Row } from './event-store-rows.js';
+import { laterDue, parse, type Row } from './event-store-rows.js';
 import { APPEND_MANY, draftRow, KNOWN_MANY } from './event-store-sql.js';
 
 /** One string per dedupe key, told apart by the lengths of its first two parts. */
@@ -101,7 +101,14 @@ export async function appendEvents(
     // Otherwise a conflicting dedupe key was pruned in between: try those again.
     todo = unknown;
   }
-  if (made > 0) store.wake(made);
+  if (made > 0)
+    store.wake(
+      made,
+      laterDue(
+        input.items.flatMap((item) => item.deliveries),
+        input.now,
+      ),
+    );
   return alias.map((i, j) => {
     const result = results.get(i) as AxEventAppendResult;
     if (i === j || result.status === 'full') return result;

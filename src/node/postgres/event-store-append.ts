@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { AxEventInputError } from '../../events/errors.js';
 import type { AxEventAppendInput, AxEventAppendResult, AxEventDedupeKey } from '../../events/store.js';
 import { fromPgText, toPgText as t } from './connection.js';
-import { json, parse, type Row } from './event-store-rows.js';
+import { json, laterDue, parse, type Row } from './event-store-rows.js';
 import { APPEND, draftColumns, insertDeliveries } from './event-store-sql.js';
 import type { EventTables } from './event-store-tables.js';
 
@@ -19,8 +19,8 @@ export interface AppendingStore {
   maxPendingDeliveries: number;
   /** The advisory-lock key space of the store's schema. */
   lockSpace: number;
-  /** Wakes idle workers: `count` deliveries became claimable. */
-  wake(count?: number): void;
+  /** Wakes idle workers: `count` deliveries were added, the earliest not due yet due at `laterDueAt`. */
+  wake(count?: number, laterDueAt?: number): void;
   countPending(): Promise<number>;
 }
 
@@ -49,7 +49,8 @@ export async function appendEvent(
   }
   if (input.deliveries.some((draft) => draft.coalesceKey !== null)) {
     const result = await appendCoalescing(store, input);
-    if (result.status === 'appended' && result.deliveryIds.length > 0) store.wake(result.deliveryIds.length);
+    if (result.status === 'appended' && result.deliveryIds.length > 0)
+      store.wake(result.deliveryIds.length, laterDue(input.deliveries, input.now));
     return result;
   }
   const ids = input.deliveries.map((draft) => draft.id);
@@ -73,7 +74,7 @@ export async function appendEvent(
     ]);
     const row = result.rows[0] as Row;
     if (row.appended === 1) {
-      if (n > 0) store.wake(n);
+      if (n > 0) store.wake(n, laterDue(input.deliveries, input.now));
       return { status: 'appended', deliveryIds: ids };
     }
     const known = await knownIds(store, d);

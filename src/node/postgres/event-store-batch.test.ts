@@ -158,10 +158,16 @@ async function trickle(route: ReturnType<typeof eventRoute>) {
     poolSize: 6,
   });
   let count = 0;
+  let dueQueries = 0;
   const claim = store.claim.bind(store);
   store.claim = (input) => {
     count++;
     return claim(input);
+  };
+  const nextDueAt = store.nextDueAt.bind(store);
+  store.nextDueAt = () => {
+    dueQueries++;
+    return nextDueAt();
   };
   const seen: string[] = [];
   const target = eventTarget('t')
@@ -176,6 +182,7 @@ async function trickle(route: ReturnType<typeof eventRoute>) {
   // Listening started with the queue unknown: the lanes look until a claim comes back empty.
   await new Promise((r) => setTimeout(r, 300));
   count = 0;
+  dueQueries = 0;
   for (let i = 0; i < 30; i++) {
     await publisher.publish(job(`k${i}`));
     await new Promise((r) => setTimeout(r, 30));
@@ -184,7 +191,16 @@ async function trickle(route: ReturnType<typeof eventRoute>) {
   while (seen.length < 30 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 100));
   expect(seen).toHaveLength(30);
-  return { publisherStore, store, worker, publisher, seen, routes, claims: () => count };
+  return {
+    publisherStore,
+    store,
+    worker,
+    publisher,
+    seen,
+    routes,
+    claims: () => count,
+    dueQueries: () => dueQueries,
+  };
 }
 
 describePg('AxPostgresEventWorker: wake-ups', () => {
@@ -207,12 +223,16 @@ describePg('AxPostgresEventWorker: wake-ups', () => {
   });
 
   it('on a trickle of unordered work, a lane that ran a delivery sleeps instead of claiming again', async () => {
-    const { publisherStore, store, worker, publisher, seen, claims, routes } = await trickle(
+    const { publisherStore, store, worker, publisher, seen, claims, routes, dueQueries } = await trickle(
       eventRoute('r').types('job').instanceKey(eventPath.data('k')).ordering('relaxed'),
     );
     const count = 30;
     // One claim per delivery; claiming again after every run made two.
     expect(claims() / count).toBeLessThan(1.5);
+    // A lane going idle keeps the next due time while notifications announce only work due
+    // now: about one query a second (30 jobs over ~1 s), where asking at every idle made one
+    // per delivery.
+    expect(dueQueries()).toBeLessThan(count / 3);
     // Work nobody announced (a producer that does not notify) is still found long before the
     // 60 s poll: a lane that ran one of it and goes idle asks for the next due time, which is
     // now, looks again shortly, and work found that way keeps the lanes looking until a claim
@@ -233,6 +253,64 @@ describePg('AxPostgresEventWorker: wake-ups', () => {
     await publisher.close({ drain: false });
     await silent.close({ drain: false });
     await quiet.close();
+    await store.close();
+    await publisherStore.close();
+  });
+
+  it('a retry coming due is run on time: a notification of later work drops the kept next due time', async () => {
+    const publisherStore = await open();
+    const store = await AxPostgresEventStore.open({
+      connectionString: url,
+      schema: publisherStore.schema,
+      poolSize: 6,
+    });
+    const payloads: string[] = [];
+    const watcher = new pg.Client({ connectionString: url });
+    await watcher.connect();
+    watcher.on('notification', (message) => payloads.push(message.payload ?? ''));
+    await watcher.query(`LISTEN "ax_event_work_${store.schema}"`);
+    const attempts: number[] = [];
+    let warm = 0;
+    const target = eventTarget('flaky')
+      .retrySafety('idempotent')
+      .invoke((_input, context) => {
+        if (context.event.data.k === 'warm') {
+          warm++;
+          return;
+        }
+        attempts.push(Date.now());
+        if (attempts.length === 1) throw new Error('once');
+      })
+      .build();
+    const routes = [eventRoute('r').types('job').ordering('relaxed').wake(target).build()];
+    const worker = new AxPostgresEventWorker({
+      store,
+      routes,
+      workerConcurrency: 2,
+      pollIntervalMs: 60_000,
+      retry: { baseMs: 100, jitter: 0 },
+    });
+    await worker.start();
+    const publisher = eventRuntime({ routes, store: publisherStore, scheduling: 'host' });
+    await new Promise((r) => setTimeout(r, 300));
+    // Work due now first: the lanes that go idle after it ask for the next due time (none)
+    // and keep it; the next job, announced as due now, leaves it kept.
+    await publisher.publish(job('warm'));
+    while (warm === 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
+    await publisher.publish(job('f'));
+    const deadline = Date.now() + 5000;
+    while (attempts.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(attempts).toHaveLength(2);
+    // Due 100 ms after the failure. Kept, the next due time (none, asked when the worker
+    // started 300 ms before the jobs) would have held the lanes until it was a second old.
+    expect((attempts[1] as number) - (attempts[0] as number)).toBeLessThan(450);
+    // The retry's notification said when it comes due; the publish's said nothing of later work.
+    expect(payloads.filter((p) => /^1~\d+$/.test(p))).toHaveLength(1);
+    expect(payloads).toContain('1');
+    await watcher.end();
+    await worker.close();
+    await publisher.close({ drain: false });
     await store.close();
     await publisherStore.close();
   });

@@ -15,6 +15,16 @@ import { fromPgText, fromPgTextOrNull } from './connection.js';
 /** A result row. */
 export type Row = Record<string, unknown>;
 
+/**
+ * The earliest due time later than `now` among `deliveries`, or `undefined` when all are due:
+ * what a wake-up tells listeners, so that they know their next due time may have moved.
+ */
+export function laterDue(deliveries: readonly { dueAt: number }[], now: number): number | undefined {
+  let later: number | undefined;
+  for (const d of deliveries) if (d.dueAt > now && (later === undefined || d.dueAt < later)) later = d.dueAt;
+  return later;
+}
+
 /** One day in milliseconds. */
 export const DAY = 24 * 60 * 60 * 1000;
 

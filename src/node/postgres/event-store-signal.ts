@@ -11,6 +11,15 @@ import type { PostgresConnection } from './connection.js';
 
 const NOTIFY = "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)";
 
+/**
+ * A notification's payload: the number of deliveries announced, then `~` and the earliest due
+ * time (epoch ms) when some of them are not due yet. Older senders send a bare count or ''.
+ */
+const PAYLOAD = /^(\d+)(?:~(\d+))?$/;
+
+/** What a `LISTEN`er is told: work was added (see `AxEventStore.onWork`). */
+export type WorkListener = (count?: number, laterDueAt?: number) => void;
+
 /** Options of {@link WorkSignal}. */
 export interface WorkSignalOptions {
   /** The channel (a checked identifier). */
@@ -29,7 +38,7 @@ export interface WorkSignalOptions {
 export class WorkSignal {
   readonly #c: PostgresConnection;
   readonly #o: WorkSignalOptions;
-  readonly #listeners = new Set<(count?: number) => void>();
+  readonly #listeners = new Set<WorkListener>();
   #listenStop: AbortController | null = null;
   #listening: Promise<void> | null = null;
   #notifyTimer: ReturnType<typeof setTimeout> | null = null;
@@ -38,6 +47,8 @@ export class WorkSignal {
   #lastNotify = 0;
   /** Deliveries made claimable since the last NOTIFY. */
   #count = 0;
+  /** The earliest due time among them of those not due yet, if any. */
+  #laterDueAt: number | undefined;
   #closed = false;
 
   constructor(connection: PostgresConnection, options: WorkSignalOptions) {
@@ -52,7 +63,7 @@ export class WorkSignal {
    * listener opens a `LISTEN` connection (one pool connection, kept while anyone listens,
    * reopened after a failure); returns the function that removes the listener.
    */
-  onWork(listener: (count?: number) => void): () => void {
+  onWork(listener: WorkListener): () => void {
     if (this.#closed) return () => undefined;
     this.#listeners.add(listener);
     if (!this.#listenStop || this.#listenStop.signal.aborted) {
@@ -67,10 +78,10 @@ export class WorkSignal {
     };
   }
 
-  #ring(count?: number): void {
+  #ring(count?: number, laterDueAt?: number): void {
     for (const listener of [...this.#listeners]) {
       try {
-        listener(count);
+        listener(count, laterDueAt);
       } catch (error) {
         this.#o.report(error);
       }
@@ -85,8 +96,10 @@ export class WorkSignal {
       const onNotification = (message: pg.Notification) => {
         if (message.channel !== this.#o.channel) return;
         // The payload counts the deliveries the sender made claimable; older senders send ''.
-        const count = Number(message.payload);
-        this.#ring(Number.isSafeInteger(count) && count > 0 ? count : 1);
+        const match = PAYLOAD.exec(message.payload ?? '');
+        const count = match ? Number(match[1]) : 1;
+        const later = match?.[2] === undefined ? undefined : Number(match[2]);
+        this.#ring(Number.isSafeInteger(count) && count > 0 ? count : 1, later);
       };
       let onError: (error: Error) => void = () => undefined;
       let onEnd: () => void = () => undefined;
@@ -150,10 +163,14 @@ export class WorkSignal {
    * as there is work. A `NOTIFY` is a statement of its own, outside the append's transaction:
    * inside, PostgreSQL would serialize the commits of every notifying transaction on the
    * database's notification queue, and appends would stop sharing WAL flushes.
+   * `laterDueAt`, the earliest due time of those not due yet, travels with it (the earliest of
+   * all it carries): a listener that keeps its next due time knows it may have moved.
    */
-  wake(count = 1): void {
+  wake(count = 1, laterDueAt?: number): void {
     if (!this.#o.notify || this.#closed) return;
     this.#count += count;
+    if (laterDueAt !== undefined && !(this.#laterDueAt !== undefined && this.#laterDueAt <= laterDueAt))
+      this.#laterDueAt = laterDueAt;
     this.#schedule();
   }
 
@@ -181,12 +198,15 @@ export class WorkSignal {
   async #notify(): Promise<void> {
     this.#lastNotify = Date.now();
     const count = this.#count;
+    const later = this.#laterDueAt;
     this.#count = 0;
+    this.#laterDueAt = undefined;
+    const payload = `${Math.max(1, count)}${later === undefined ? '' : `~${Math.ceil(later)}`}`;
     try {
       // A NOTIFY's transaction gets a transaction id, so its commit would wait for a WAL flush
       // of its own, a second one after the append's. A notification is a hint that needs no
       // durability: it commits without waiting.
-      await this.#c.query(NOTIFY, [this.#o.channel, String(Math.max(1, count))]);
+      await this.#c.query(NOTIFY, [this.#o.channel, payload]);
     } catch (error) {
       if (!this.#c.closed) this.#o.report(error);
     }

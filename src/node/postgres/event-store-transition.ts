@@ -17,9 +17,8 @@ export interface LeasingStore {
   tables: EventTables;
   /** The first key of the store's ordering advisory locks. */
   lockSpace: number;
-  /** Wakes idle workers: there is claimable work. */
-  /** Wakes idle workers: `count` deliveries became claimable. */
-  wake(count?: number): void;
+  /** Wakes idle workers: `count` deliveries were queued, the earliest not due yet due at `laterDueAt`. */
+  wake(count?: number, laterDueAt?: number): void;
 }
 
 function transitionValues(x: AxEventTransition): unknown[] {
@@ -42,6 +41,16 @@ function transitionValues(x: AxEventTransition): unknown[] {
     requeue || terminal,
     terminal ? x.now : null,
   ];
+}
+
+/** The earliest due time of requeued deliveries that are not due yet (a retry's backoff), if any. */
+function laterDueOf(requeued: readonly AxEventTransition[]): number | undefined {
+  let later: number | undefined;
+  for (const x of requeued) {
+    const due = x.dueAt ?? x.now;
+    if (due > x.now && (later === undefined || due < later)) later = due;
+  }
+  return later;
 }
 
 /** A transition that changes the delivery's row and nothing else: one statement. */
@@ -77,7 +86,7 @@ export async function transitionTogether(
   const taken = new Set(result.rows.map((r) => r.id as string));
   const oks = batch.map((x) => taken.has(t(x.deliveryId)));
   const requeued = batch.filter((x, i) => oks[i] && (x.status === 'queued' || x.status === 'failed'));
-  if (requeued.length > 0) store.wake(requeued.length);
+  if (requeued.length > 0) store.wake(requeued.length, laterDueOf(requeued));
   return oks;
 }
 
@@ -88,7 +97,7 @@ export async function transitionLeased(store: LeasingStore, x: AxEventTransition
     const sql = x.replayable === true ? UPDATE_LEASED_RELAXED : UPDATE_LEASED;
     const result = await store.tables.query(sql, transitionValues(x));
     const ok = result.rowCount === 1;
-    if (ok && (x.status === 'queued' || x.status === 'failed')) store.wake();
+    if (ok && (x.status === 'queued' || x.status === 'failed')) store.wake(1, laterDueOf([x]));
     return ok;
   }
   const ok = await store.tables.tx(async (client) => {
@@ -148,7 +157,10 @@ export async function transitionLeased(store: LeasingStore, x: AxEventTransition
   // A finished delivery may unblock the next of its ordering key, but the lane that
   // finished it claims again at once; only new work (sinks, a retry time) wakes the fleet.
   if (ok && (x.sinks?.length || x.status === 'queued' || x.status === 'failed'))
-    store.wake(x.sinks?.length || 1);
+    store.wake(
+      x.sinks?.length || 1,
+      x.status === 'queued' || x.status === 'failed' ? laterDueOf([x]) : undefined,
+    );
   return ok;
 }
 

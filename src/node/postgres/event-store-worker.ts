@@ -8,7 +8,9 @@
  * the queue empty, and a batch wakes as many lanes as it has deliveries. A lane that ran
  * something claims again, and wakes one more while more was announced than was taken. A
  * notification that finds no lane idle is owed: the next lane to find nothing claims once more
- * before it sleeps, so none is lost.
+ * before it sleeps, so none is lost. A lane going idle keeps the next due time it last asked
+ * for while notifications announce only work due now (up to a second), so a trickle's lanes
+ * that find the queue empty do not each ask the store again.
  * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
  */
 
@@ -40,6 +42,9 @@ export interface AxPostgresEventWorkerOptions
    */
   onStoreAnswered?: () => void;
 }
+
+/** Longest a worker keeps a next due time it was not told has moved (see `#knownDue`). */
+const NEXT_DUE_KEPT_MS = 1000;
 
 /** The worker sets these on its runtime itself. */
 const SET_BY_WORKER = new Set(['store', 'scheduling', 'coordination']);
@@ -113,6 +118,16 @@ export class AxPostgresEventWorker {
   #announced = 0;
   /** The `nextDueAt()` query idle lanes are waiting for (shared while it runs). */
   #nextDue: Promise<number | null> | null = null;
+  /**
+   * The last `nextDueAt()` answer and when it was asked, kept while nothing can have moved it
+   * earlier: notifications of work due now leave it as it was (what they announce is claimed
+   * or held), one announcing later work (or listening restarting) drops it. Also dropped once
+   * it is older than {@link NEXT_DUE_KEPT_MS}, so work no notification announced (a producer
+   * with `notify: false`, a store of an older version) is still found about as soon.
+   */
+  #knownDue: { at: number; next: number | null } | null = null;
+  /** Notifications that dropped {@link #knownDue}: an answer asked for before one is not kept. */
+  #dueMoves = 0;
   #unsubscribe: (() => void) | null = null;
   #started = false;
   #busy = 0;
@@ -167,7 +182,7 @@ export class AxPostgresEventWorker {
     this.#started = true;
     await this.store.migrate();
     await this.runtime.start();
-    this.#unsubscribe = this.store.onWork((count) => this.#notified(count));
+    this.#unsubscribe = this.store.onWork((count, laterDueAt) => this.#notified(count, laterDueAt));
     for (let i = 0; i < this.#concurrency; i++) this.#lanes.push(this.#lane());
   }
 
@@ -194,7 +209,11 @@ export class AxPostgresEventWorker {
    * one lane, a batch wakes them all at once instead of one after each run. With no count
    * (listening just started or restarted) anything may be waiting: every lane looks.
    */
-  #notified(count: number | undefined): void {
+  #notified(count: number | undefined, laterDueAt?: number): void {
+    if (count === undefined || laterDueAt !== undefined) {
+      this.#knownDue = null;
+      this.#dueMoves++;
+    }
     if (count === undefined) {
       this.#unknown = true;
       this.#announced += this.#concurrency;
@@ -282,16 +301,11 @@ export class AxPostgresEventWorker {
   async #idle(): Promise<boolean> {
     if (this.#stop.signal.aborted) return true;
     let next: number | null;
+    let keptUntil = Number.POSITIVE_INFINITY;
     try {
-      if (!this.#nextDue) {
-        const query = this.store.nextDueAt();
-        this.#nextDue = query;
-        const clear = () => {
-          if (this.#nextDue === query) this.#nextDue = null;
-        };
-        query.then(clear, clear);
-      }
-      next = await this.#nextDue;
+      const due = await this.#nextDueAt();
+      next = due.next;
+      keptUntil = due.keptUntil;
     } catch (error) {
       this.#report(error);
       next = null;
@@ -299,8 +313,41 @@ export class AxPostgresEventWorker {
     const now = this.runtime.clock.now();
     // Something due now that this lane could not claim is held by another claimer, or waits
     // behind a delivery of its ordering key: look again shortly rather than spin.
-    const ms = next === null ? this.#pollMs : Math.min(this.#pollMs, Math.max(20, next - now));
+    let ms = next === null ? this.#pollMs : Math.min(this.#pollMs, Math.max(20, next - now));
+    // A kept answer is trusted only until it would have been asked again.
+    ms = Math.min(ms, Math.max(1, keptUntil - now));
     return this.#sleep(ms, true);
+  }
+
+  /**
+   * The store's next due time: the one known while it stands (a trickle's lanes that found
+   * the queue empty after a notification then ask nothing more), or one query shared by the
+   * lanes that ask meanwhile.
+   */
+  async #nextDueAt(): Promise<{ next: number | null; keptUntil: number }> {
+    const now = this.runtime.clock.now();
+    const known = this.#knownDue;
+    // A known time already passed says nothing now: something due is held, or was claimed.
+    if (known && now - known.at < NEXT_DUE_KEPT_MS && (known.next === null || known.next > now)) {
+      return { next: known.next, keptUntil: known.at + NEXT_DUE_KEPT_MS };
+    }
+    if (!this.#nextDue) {
+      const query = this.store.nextDueAt();
+      const moves = this.#dueMoves;
+      this.#nextDue = query;
+      this.#knownDue = null;
+      query.then(
+        (next) => {
+          if (this.#nextDue !== query) return;
+          this.#nextDue = null;
+          if (this.#dueMoves === moves) this.#knownDue = { at: now, next };
+        },
+        () => {
+          if (this.#nextDue === query) this.#nextDue = null;
+        },
+      );
+    }
+    return { next: await this.#nextDue, keptUntil: Number.POSITIVE_INFINITY };
   }
 
   /**

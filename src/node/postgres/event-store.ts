@@ -143,7 +143,7 @@ export class AxPostgresEventStore implements AxEventStore {
       maxEventBytes: this.#o.maxEventBytes,
       maxPendingDeliveries: this.#o.maxPendingDeliveries,
       lockSpace,
-      wake: (count) => this.#signal.wake(count),
+      wake: (count, laterDueAt) => this.#signal.wake(count, laterDueAt),
       countPending: () => this.countPending(),
     };
   }
@@ -174,9 +174,11 @@ export class AxPostgresEventStore implements AxEventStore {
    * connection (one pool connection, kept while anyone listens, reopened after a failure).
    * `count` is how many deliveries the notifying stores made claimable since their previous
    * `NOTIFY` (a hint: others may have claimed them already); it is `undefined` when listening
-   * (re)starts, when anything may be waiting. Returns the function that removes the listener.
+   * (re)starts, when anything may be waiting. `laterDueAt` is the earliest due time among them
+   * when some are not due yet (a retry's backoff, a delayed delivery); stores of versions before
+   * it send none. Returns the function that removes the listener.
    */
-  onWork(listener: (count?: number) => void): () => void {
+  onWork(listener: (count?: number, laterDueAt?: number) => void): () => void {
     if (this.#closed) return () => undefined;
     return this.#signal.onWork(listener);
   }
