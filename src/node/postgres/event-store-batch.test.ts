@@ -271,10 +271,12 @@ describePg('AxPostgresEventWorker: wake-ups', () => {
     await watcher.query(`LISTEN "ax_event_work_${store.schema}"`);
     const attempts: number[] = [];
     let warm = 0;
+    const first = job('warm');
+    const warmId = first.event.id;
     const target = eventTarget('flaky')
       .retrySafety('idempotent')
       .invoke((_input, context) => {
-        if (context.event.data.k === 'warm') {
+        if (context.event.id === warmId) {
           warm++;
           return;
         }
@@ -295,7 +297,7 @@ describePg('AxPostgresEventWorker: wake-ups', () => {
     await new Promise((r) => setTimeout(r, 300));
     // Work due now first: the lanes that go idle after it ask for the next due time (none)
     // and keep it; the next job, announced as due now, leaves it kept.
-    await publisher.publish(job('warm'));
+    await publisher.publish(first);
     while (warm === 0) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 20));
     await publisher.publish(job('f'));
