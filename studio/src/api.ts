@@ -286,9 +286,15 @@ export class LiveState {
     }
   }
 
-  /** Called at most once per frame after new items arrived; returns the function that stops. */
-  listen(listener: () => void): () => void {
+  /**
+   * Calls `listener` at most once per frame after new items arrived; returns the function
+   * that stops. `drawnAt` is the {@link version} the caller last drew with: a view subscribes
+   * in an effect, after it drew, and a frame with news can land in between. When the version
+   * has moved since, the listener runs at once, so that news is not missed until the next.
+   */
+  listen(listener: () => void, drawnAt: number): () => void {
     this.#listeners.add(listener);
+    if (this.version !== drawnAt) listener();
     return () => this.#listeners.delete(listener);
   }
 

@@ -19,8 +19,8 @@ export const messageOf = (error: unknown): string => (error instanceof Error ? e
 
 /** Redraws the calling component after every frame in which the stream brought something. */
 export function useLive(live: LiveState): number {
-  const [, setVersion] = useState(live.version);
-  useEffect(() => live.listen(() => setVersion(live.version)), [live]);
+  const [drawn, setVersion] = useState(live.version);
+  useEffect(() => live.listen(() => setVersion(live.version), drawn), [live]);
   return live.version;
 }
 

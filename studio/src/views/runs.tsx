@@ -121,6 +121,7 @@ export function RunsView({ params, live }: ViewProps): VNode {
 
   // New events mean new runs; look again, at most every second.
   const seen = useRef(live.received.events);
+  const drawnAt = live.version;
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stop = live.listen(() => {
@@ -130,7 +131,7 @@ export function RunsView({ params, live }: ViewProps): VNode {
         timer = undefined;
         setTick((n) => n + 1);
       }, 1000);
-    });
+    }, drawnAt);
     return () => {
       stop();
       clearTimeout(timer);

@@ -242,6 +242,7 @@ function CatalogList(props: { namespace: string; kind: Kind; live: LiveState }):
   // Answers to an older filter (or revision) are dropped.
   const generation = useRef(0);
   const revision = useRef(live.catalogs.get(namespace));
+  const drawnAt = live.version;
   const currentQuery = useRef(query);
 
   const fetchPage = useCallback(
@@ -290,7 +291,7 @@ function CatalogList(props: { namespace: string; kind: Kind; live: LiveState }):
         if (now === revision.current) return;
         revision.current = now;
         restart();
-      }),
+      }, drawnAt),
     [restart],
   );
   const onRange = useCallback(

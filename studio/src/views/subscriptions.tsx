@@ -26,6 +26,7 @@ export function SubscriptionsView({ live }: ViewProps): VNode {
   // What the stream brought since the last load, per `namespace uri`; bounded like the timeline.
   const [fresh, setFresh] = useState(new Map<string, ResourceUpdate[]>());
   const seen = useRef({ updates: live.received.updates, lifecycle: live.received.lifecycle });
+  const drawnAt = live.version;
 
   const load = (): void => {
     seen.current = { updates: live.received.updates, lifecycle: live.received.lifecycle };
@@ -56,7 +57,7 @@ export function SubscriptionsView({ live }: ViewProps): VNode {
           next.set(key, [...(next.get(key) ?? []), update].slice(-MAX_MARKS));
         }
         setFresh(next);
-      }),
+      }, drawnAt),
     [data, fresh],
   );
 
