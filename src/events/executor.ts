@@ -104,7 +104,9 @@ export class Executor {
    * ordering key (see {@link AxEventTransition.replayable}) ends as soon as that write is
    * sent: the write goes to `writeBehind`, so the lane starts its next run meanwhile and the
    * successes that pile up in one round trip share the next statement. Losing such a write
-   * only makes the delivery run again, which its target allows; its failure is reported.
+   * only makes the delivery run again, which its target allows; its failure is reported. The
+   * delivery's span ends with the write, and says what the store made of it (`lease_lost`
+   * when this worker was fenced out meanwhile).
    */
   async execute(
     claim: AxEventClaim,
@@ -131,15 +133,30 @@ export class Executor {
       'ax.event.kind': d.kind,
     };
     await tracer.startActiveSpan('ax.event.delivery', { attributes }, async (span) => {
-      try {
-        const status =
-          d.kind === 'sink' ? await this.#sink(claim, lease) : await this.#event(claim, lease, writeBehind);
-        span.setAttribute('ax.event.status', status ?? 'lease_lost');
-      } catch (error) {
+      const failed = (error: unknown): void => {
         span.setStatus({ code: SpanStatusCode.ERROR, message: toEventErrorInfo(error).code });
         this.deps.onError(error, d.id);
+      };
+      let behind: Promise<boolean> | undefined;
+      const sendBehind = writeBehind
+        ? (write: Promise<boolean>) => {
+            behind = write;
+          }
+        : undefined;
+      try {
+        const status =
+          d.kind === 'sink' ? await this.#sink(claim, lease) : await this.#event(claim, lease, sendBehind);
+        if (behind && writeBehind) {
+          // The lane goes on; the span waits for the write and says what the store made of it.
+          const taken = behind.then((stored) => {
+            span.setAttribute('ax.event.status', stored && status ? status : 'lease_lost');
+          }, failed);
+          writeBehind(taken.finally(() => span.end()));
+        } else span.setAttribute('ax.event.status', status ?? 'lease_lost');
+      } catch (error) {
+        failed(error);
       } finally {
-        span.end();
+        if (!behind) span.end();
         unregister();
         await lease.stop();
       }
@@ -226,7 +243,7 @@ export class Executor {
   async #event(
     claim: AxEventClaim,
     lease: LeaseKeeper,
-    writeBehind?: (write: Promise<void>) => void,
+    writeBehind?: (write: Promise<boolean>) => void,
   ): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
     const event = claim.event;
@@ -294,7 +311,7 @@ export class Executor {
     route: AxEventRouteDefinition,
     base: AxEventHandlerContext,
     lease: LeaseKeeper,
-    writeBehind?: (write: Promise<void>) => void,
+    writeBehind?: (write: Promise<boolean>) => void,
   ): Promise<AxEventRunStatus | null> {
     const d = claim.delivery;
     const now = this.deps.clock.now();
@@ -427,12 +444,7 @@ export class Executor {
     if (idempotent && status === 'succeeded' && !patch.sinks && !continuation) patch.replayable = true;
     // Ordered ones are awaited: the next delivery of the key becomes claimable only with it.
     if (writeBehind && patch.replayable && d.orderingKey === null) {
-      writeBehind(
-        this.#tx(d)(patch).then(
-          () => undefined,
-          (error: unknown) => this.deps.onError(error, d.id),
-        ),
-      );
+      writeBehind(this.#tx(d)(patch));
       return status;
     }
     return this.#settle(d, patch);

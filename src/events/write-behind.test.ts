@@ -1,4 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import {
+  type Attributes,
+  type Span,
+  type SpanStatus,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMemoryEventStore } from './memory-store.js';
 import { eventPath } from './path.js';
 import { eventRoute } from './route-builder.js';
@@ -11,6 +19,8 @@ import { type AxEventTargetBuilder, eventTarget } from './target-builder.js';
 class HeldSuccessStore extends AxMemoryEventStore {
   readonly held: AxEventTransition[] = [];
   fail: Error | null = null;
+  /** The held writes come back as from a worker fenced out meanwhile. */
+  fenced = false;
   #release!: () => void;
   #gate = new Promise<void>((resolve) => {
     this.#release = resolve;
@@ -23,6 +33,7 @@ class HeldSuccessStore extends AxMemoryEventStore {
       this.held.push(input);
       await this.#gate;
       if (this.fail) throw this.fail;
+      if (this.fenced) return false;
     }
     return super.transition(input);
   }
@@ -124,5 +135,115 @@ describe('successes written behind their runs (a long-lived lane)', () => {
     await runtime.close();
     expect(reports).toEqual([{ error: store.fail, phase: 'delivery', deliveryId: id }]);
     expect((await store.getRun(id as string))?.status).toBe('claimed');
+  });
+});
+
+/** The spans the runtime starts, as a tracer provider registered for this file records them. */
+class RecordedSpan {
+  readonly attributes: Attributes;
+  status: SpanStatus | undefined;
+  ended = false;
+  constructor(
+    readonly name: string,
+    attributes: Attributes = {},
+  ) {
+    this.attributes = { ...attributes };
+  }
+  spanContext() {
+    return { traceId: '1'.repeat(32), spanId: '1'.repeat(16), traceFlags: 1 };
+  }
+  setAttribute(key: string, value: unknown) {
+    this.attributes[key] = value as Attributes[string];
+    return this;
+  }
+  setAttributes(attributes: Attributes) {
+    Object.assign(this.attributes, attributes);
+    return this;
+  }
+  setStatus(status: SpanStatus) {
+    this.status = status;
+    return this;
+  }
+  addEvent() {
+    return this;
+  }
+  addLink() {
+    return this;
+  }
+  addLinks() {
+    return this;
+  }
+  updateName() {
+    return this;
+  }
+  recordException() {}
+  isRecording() {
+    return true;
+  }
+  end() {
+    this.ended = true;
+  }
+}
+
+const spans: RecordedSpan[] = [];
+const recordingTracer = {
+  startSpan(name: string, options?: { attributes?: Attributes }): Span {
+    const span = new RecordedSpan(name, options?.attributes);
+    spans.push(span);
+    return span as unknown as Span;
+  },
+  startActiveSpan(name: string, ...rest: unknown[]): unknown {
+    const run = rest[rest.length - 1] as (span: Span) => unknown;
+    const options = rest.length > 1 ? (rest[0] as { attributes?: Attributes }) : undefined;
+    return run(recordingTracer.startSpan(name, options));
+  },
+};
+
+describe("a success written behind: the delivery's span", () => {
+  beforeAll(() => {
+    expect(trace.setGlobalTracerProvider({ getTracer: () => recordingTracer as unknown as Tracer })).toBe(
+      true,
+    );
+  });
+  afterAll(() => trace.disable());
+
+  const deliverySpan = (id: string | undefined) =>
+    spans.find((s) => s.name === 'ax.event.delivery' && s.attributes['ax.event.delivery_id'] === id);
+
+  it('ends with the write, not with the run, and says succeeded once the store took it', async () => {
+    const { store, runtime, publish } = setup((t) => t.retrySafety('idempotent'));
+    const [id] = await publish(1);
+    await runDueClaimingAhead(runtime, { limit: 1 });
+    const span = deliverySpan(id);
+    expect(span?.ended).toBe(false);
+    expect(span?.attributes['ax.event.status']).toBeUndefined();
+    store.release();
+    await runtime.close();
+    expect(span?.ended).toBe(true);
+    expect(span?.attributes['ax.event.status']).toBe('succeeded');
+  });
+
+  it('says lease_lost when this worker was fenced out before the write landed', async () => {
+    const { store, runtime, publish } = setup((t) => t.retrySafety('idempotent'));
+    const [id] = await publish(1);
+    await runDueClaimingAhead(runtime, { limit: 1 });
+    store.fenced = true;
+    store.release();
+    await runtime.close();
+    expect(deliverySpan(id)?.attributes['ax.event.status']).toBe('lease_lost');
+    expect(deliverySpan(id)?.ended).toBe(true);
+  });
+
+  it('records a failed write as an error on the span', async () => {
+    const { store, runtime, publish } = setup((t) => t.retrySafety('idempotent'), {
+      runtime: { onError: () => {} },
+    });
+    const [id] = await publish(1);
+    await runDueClaimingAhead(runtime, { limit: 1 });
+    store.fail = new Error('connection lost');
+    store.release();
+    await runtime.close();
+    expect(deliverySpan(id)?.status?.code).toBe(SpanStatusCode.ERROR);
+    expect(deliverySpan(id)?.ended).toBe(true);
   });
 });
