@@ -65,6 +65,8 @@ function App(props: { live: LiveState }) {
   useEffect(() => {
     const changed = (): void => setParts(parseHash());
     window.addEventListener('hashchange', changed);
+    // A navigation between the first draw and this effect fired its event before anyone listened.
+    if (parseHash().join('/') !== parts.join('/')) changed();
     return () => window.removeEventListener('hashchange', changed);
   }, []);
   const found = VIEWS.find(([id]) => id === (parts[0] || 'servers')) ?? VIEWS[0];
