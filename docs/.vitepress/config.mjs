@@ -33,6 +33,7 @@ const reference = [
   { text: 'The CLI', link: '/cli' },
   { text: 'The studio', link: '/studio' },
   { text: 'Errors', link: '/errors' },
+  { text: 'Tracing (OpenTelemetry)', link: '/tracing' },
   { text: 'API (TypeDoc)', link: '/api/index.html', target: '_self' },
   { text: 'Architecture', link: '/architecture' },
   { text: 'Contributing', link: '/CONTRIBUTING' },
