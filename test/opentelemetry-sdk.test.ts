@@ -15,14 +15,38 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxMemoryEventStore } from '../src/events/memory-store.js';
-import { eventRoute, eventRuntime, eventTarget } from '../src/index.js';
+import { type AxEventTargetDefinition, eventRoute, eventRuntime, eventTarget } from '../src/index.js';
 import { httpClient } from './helpers/clients.js';
 import { type ModernPeer, startModernServer } from './servers/modern.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 
-const finished = (name: string): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.name === name);
+/** The `ax.event.delivery` span of one delivery. */
+const deliverySpan = (deliveryId: string | undefined): ReadableSpan | undefined =>
+  exporter
+    .getFinishedSpans()
+    .find((s) => s.name === 'ax.event.delivery' && s.attributes['ax.event.delivery_id'] === deliveryId);
+
+/** Publishes one event to a route that wakes `target`, runs it, and returns its delivery id. */
+async function deliverOnce(target: AxEventTargetDefinition): Promise<string | undefined> {
+  const runtime = eventRuntime({
+    store: new AxMemoryEventStore(),
+    routes: [eventRoute(target.id).types('app.test').wake(target).build()],
+  });
+  await runtime.start();
+  try {
+    const receipt = await runtime.publish({
+      event: { id: `${target.id}-1`, source: 'app://test', type: 'app.test', data: {} },
+    });
+    await runtime.waitForIdle();
+    const [deliveryId] = receipt.deliveryIds;
+    expect((await runtime.getRun(deliveryId as string))?.status).toBe('succeeded');
+    return deliveryId;
+  } finally {
+    await runtime.close();
+  }
+}
 
 describe('under the official OpenTelemetry SDK', () => {
   let peer: ModernPeer;
@@ -45,32 +69,17 @@ describe('under the official OpenTelemetry SDK', () => {
   });
 
   it('a delivery is recorded as an ax.event.delivery span with its run and what became of it', async () => {
-    const target = eventTarget('noted')
-      .invoke(async () => ({ ok: true }))
-      .build();
-    const runtime = eventRuntime({
-      store: new AxMemoryEventStore(),
-      routes: [eventRoute('noted').types('app.noted').wake(target).build()],
+    const deliveryId = await deliverOnce(
+      eventTarget('noted')
+        .invoke(async () => ({ ok: true }))
+        .build(),
+    );
+    expect(deliverySpan(deliveryId)?.attributes).toMatchObject({
+      'ax.event.route_id': 'noted',
+      'ax.event.action': 'wake',
+      'ax.event.attempt': 1,
+      'ax.event.status': 'succeeded',
     });
-    await runtime.start();
-    try {
-      const receipt = await runtime.publish({
-        event: { id: 'n-1', source: 'app://test', type: 'app.noted', data: {} },
-      });
-      await runtime.waitForIdle();
-      const [deliveryId] = receipt.deliveryIds;
-      const span = finished('ax.event.delivery').find(
-        (s) => s.attributes['ax.event.delivery_id'] === deliveryId,
-      );
-      expect(span?.attributes).toMatchObject({
-        'ax.event.route_id': 'noted',
-        'ax.event.action': 'wake',
-        'ax.event.attempt': 1,
-        'ax.event.status': 'succeeded',
-      });
-    } finally {
-      await runtime.close();
-    }
   });
 
   it("a routed run's tool call carries the run's trace to the server in _meta.traceparent", async () => {
@@ -81,26 +90,12 @@ describe('under the official OpenTelemetry SDK', () => {
         return { ok: true };
       })
       .build();
-    const runtime = eventRuntime({
-      store: new AxMemoryEventStore(),
-      routes: [eventRoute('echoes').types('app.echo').wake(target).build()],
-    });
-    await runtime.start();
     try {
-      const receipt = await runtime.publish({
-        event: { id: 'e-1', source: 'app://test', type: 'app.echo', data: {} },
-      });
-      await runtime.waitForIdle();
-      expect((await runtime.getRun(receipt.deliveryIds[0] as string))?.status).toBe('succeeded');
-      const span = finished('ax.event.delivery').find(
-        (s) => s.attributes['ax.event.delivery_id'] === receipt.deliveryIds[0],
-      );
-      const { traceId, spanId } = span?.spanContext() ?? {};
+      const { traceId, spanId } = deliverySpan(await deliverOnce(target))?.spanContext() ?? {};
       expect(traceId).toMatch(/^[0-9a-f]{32}$/);
       const call = peer.stats.requests.filter((r) => r.method === 'tools/call').at(-1);
       expect(call?.meta).toMatchObject({ traceparent: `00-${traceId}-${spanId}-01` });
     } finally {
-      await runtime.close();
       await client.close();
     }
   });

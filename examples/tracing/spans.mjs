@@ -58,10 +58,20 @@ const depth = (span) => {
   return parent ? depth(parent) + 1 : 0;
 };
 /** @param {(typeof spans)[number]} span */
-const startedAt = (span) => span.startTime[0] * 1e9 + span.startTime[1];
-for (const span of [...spans].sort((a, b) => startedAt(a) - startedAt(b))) {
+const startedAt = (span) => span.startTime;
+const inOrder = [...spans].sort(
+  (a, b) => startedAt(a)[0] - startedAt(b)[0] || startedAt(a)[1] - startedAt(b)[1],
+);
+for (const span of inOrder) {
   const { 'ax.event.status': status, 'ax.tool.name': tool, 'ax.ai.model': model } = span.attributes;
   console.log(`${'  '.repeat(depth(span))}${span.name}`, status ?? tool ?? model ?? '');
 }
-console.log('one trace:', new Set(spans.map((span) => span.spanContext().traceId)).size === 1);
+const names = new Set(spans.map((span) => span.name));
+const traces = new Set(spans.map((span) => span.spanContext().traceId));
+if (
+  traces.size !== 1 ||
+  !['ax.event.delivery', 'ax.ai.chat', 'ax.program.tool_call'].every((n) => names.has(n))
+) {
+  throw new Error(`expected one trace with a delivery, chats and a tool call; got ${[...names].join(', ')}`);
+}
 // #endregion run
