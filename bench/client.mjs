@@ -6,25 +6,33 @@
 // Prints one JSON line: the measurement, or { error }.
 
 import http from 'node:http';
-import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import { ADAPTERS } from './adapters.mjs';
+import { benchArgs } from './args.mjs';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
+  usage: `Usage: node --expose-gc bench/client.mjs --client NAME --scenario NAME --era modern|legacy --url URL [options]
+  (one measurement in its own process; bench/run.mjs starts it)
+  --client NAME        one of ${Object.keys(ADAPTERS).join(', ')}
+  --scenario NAME      one of call, catalog, fanin, idle, subs
+  --n N                operations (default 1000)
+  --concurrency N      calls in flight (default 1)
+  --warmup N           calls before the clock starts (default 300)
+  --repeat N           catalog runs after the warm-up one (default 3)`,
   options: {
-    client: { type: 'string' },
-    scenario: { type: 'string' },
-    era: { type: 'string' },
-    url: { type: 'string' },
-    n: { type: 'string', default: '1000' },
-    concurrency: { type: 'string', default: '1' },
-    warmup: { type: 'string', default: '300' },
-    repeat: { type: 'string', default: '3' },
+    client: { type: 'string', choices: Object.keys(ADAPTERS), required: true },
+    scenario: { type: 'string', choices: ['call', 'catalog', 'fanin', 'idle', 'subs'], required: true },
+    era: { type: 'string', choices: ['modern', 'legacy'], required: true },
+    url: { type: 'string', required: true },
+    n: { type: 'integer', min: 1, default: 1000 },
+    concurrency: { type: 'integer', min: 1, default: 1 },
+    warmup: { type: 'integer', default: 300 },
+    repeat: { type: 'integer', min: 1, default: 3 },
   },
 });
 const adapter = ADAPTERS[values.client];
 const { era, url, scenario } = values;
-const n = Number(values.n);
+const n = values.n;
 const gc = globalThis.gc ?? (() => {});
 
 const cpuMicros = (since) => {
@@ -51,8 +59,8 @@ const SCENARIOS = {
   /** tools/call round trips: calls/s and client CPU per call. */
   async call() {
     const client = await fresh();
-    const width = Number(values.concurrency);
-    await calls(client, Number(values.warmup), width);
+    const width = values.concurrency;
+    await calls(client, values.warmup, width);
     gc();
     const server0 = (await control('/control/status', 'GET')).cpuUs;
     const cpu0 = process.cpuUsage();
@@ -73,7 +81,7 @@ const SCENARIOS = {
    */
   async catalog() {
     const runs = [];
-    const repeat = Number(values.repeat);
+    const repeat = values.repeat;
     for (let r = 0; r <= repeat; r++) {
       gc();
       const before = getHeapStatistics().used_heap_size;

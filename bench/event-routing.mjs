@@ -13,16 +13,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.mjs';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
+  usage: `Usage: node --expose-gc bench/event-routing.mjs [options]   (bench/run.mjs starts it)
+  --runtime ax-mcp|ax             the runtime to measure (default ax-mcp)
+  --store memory|sqlite|postgres  its store (default memory; postgres needs AX_MCP_BENCH_POSTGRES_URL)
+  --n N                           events (default 100000)`,
   options: {
-    runtime: { type: 'string', default: 'ax-mcp' },
-    store: { type: 'string', default: 'memory' },
-    n: { type: 'string', default: '100000' },
+    runtime: { type: 'string', choices: ['ax-mcp', 'ax'], default: 'ax-mcp' },
+    store: { type: 'string', choices: ['memory', 'sqlite', 'postgres'], default: 'memory' },
+    n: { type: 'integer', min: 1, default: 100_000 },
   },
 });
-const n = Number(values.n);
+const n = values.n;
 /** The colleagues' variables for a PostgreSQL the benches and tests may write to. */
 const POSTGRES_URL = process.env.AX_MCP_BENCH_POSTGRES_URL ?? process.env.AX_MCP_TEST_POSTGRES_URL;
 const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.url).pathname);

@@ -9,14 +9,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { benchArgs } from './args.mjs';
 
+const { positionals } = benchArgs({
+  usage: `Usage: npm run build && node bench/events.mjs [events]
+  events   events per run on the memory store (default 20000; SQLite runs at most 5000)`,
+  positionals: [{ name: 'events', type: 'integer', min: 1, default: 20_000 }],
+});
+const total = positionals.events;
 const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.url).pathname);
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 const { AxMemoryEventStore, eventPath, eventRoute, eventRuntime, eventTarget } =
   await load('events/index.js');
 const { AxSQLiteEventStore } = await load('node/sqlite/event-store.js');
 
-const total = Number(process.argv[2] ?? 20_000);
 const instances = 64;
 
 function routes(counter) {

@@ -43,6 +43,55 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchArgs } from './args.mjs';
+
+// ---- options --------------------------------------------------------------------------------
+
+const SYSTEM_NAMES = ['ax', 'gw', 'gwb', 'pbb', 'pbf'];
+const SCENARIO_NAMES = ['drain', 'ordered', 'live', 'paced', 'enqueue'];
+const { values: opt } = benchArgs({
+  usage: `Usage: npm run build && AX_MCP_BENCH_POSTGRES_URL=postgres://… node bench/fleet.mjs [options]
+  --systems LIST     comma-separated, of ${SYSTEM_NAMES.join(', ')} (default: all)
+                     ax ax-mcp, gw graphile-worker, gwb graphile-worker batched,
+                     pbb pg-boss batched, pbf pg-boss fetch loop
+  --scenarios LIST   comma-separated, of ${SCENARIO_NAMES.join(', ')} (default: all)
+  --workers N        worker processes (default 4; 2 with --quick)
+  --lanes N          lanes per worker process (default 4; 2 with --quick)
+  --events N         jobs per drain and live run (default 5000; 400 with --quick)
+  --paced N          jobs of the paced run (default 1000; 100 with --quick)
+  --rounds N         interleaved rounds, medians shown (default 3; 1 with --quick)
+  --batch N          jobs per claim of the batched modes (default 100)
+  --producers N      calls in flight of the live producer (default 4)
+  --quick            a short run of everything
+  --prof DIR         a CPU profile of every worker process, written to DIR
+  --queries          count the statements each worker sends`,
+  options: {
+    systems: { type: 'list', choices: SYSTEM_NAMES, default: SYSTEM_NAMES.join(',') },
+    scenarios: { type: 'list', choices: SCENARIO_NAMES, default: SCENARIO_NAMES.join(',') },
+    workers: { type: 'integer', min: 1, default: (given) => (given.quick ? 2 : 4) },
+    lanes: { type: 'integer', min: 1, default: (given) => (given.quick ? 2 : 4) },
+    events: { type: 'integer', min: 1, default: (given) => (given.quick ? 400 : 5000) },
+    paced: { type: 'integer', min: 1, default: (given) => (given.quick ? 100 : 1000) },
+    rounds: { type: 'integer', min: 1, default: (given) => (given.quick ? 1 : 3) },
+    batch: { type: 'integer', min: 1, default: 100 },
+    producers: { type: 'integer', min: 1, default: 4 },
+    quick: { type: 'boolean' },
+    prof: { type: 'string' },
+    queries: { type: 'boolean' },
+    // A worker process this script starts (never the user): --role worker --system --schema --scenario.
+    role: { type: 'string', choices: ['worker'] },
+    system: { type: 'string', choices: SYSTEM_NAMES },
+    schema: { type: 'string' },
+    scenario: { type: 'string', choices: SCENARIO_NAMES },
+  },
+});
+const WORKERS = opt.workers;
+const LANES = opt.lanes;
+const EVENTS = opt.events;
+const ROUNDS = opt.rounds;
+const BATCH = opt.batch;
+const PRODUCERS = opt.producers;
+const PACED = opt.paced;
 
 const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.url).pathname);
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
@@ -51,28 +100,6 @@ const { AxPostgresEventStore } = await load('node/postgres/event-store.js');
 const { AxPostgresEventWorker } = await load('node/postgres/event-store-worker.js');
 const pg = createRequire(join(dist, 'node', 'x.js'))('pg');
 
-// ---- options --------------------------------------------------------------------------------
-
-function flags(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--')) continue;
-    const key = a.slice(2);
-    if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) out[key] = argv[++i];
-    else out[key] = true;
-  }
-  return out;
-}
-const opt = flags(process.argv.slice(2));
-const quick = opt.quick === true;
-const WORKERS = Number(opt.workers ?? (quick ? 2 : 4));
-const LANES = Number(opt.lanes ?? (quick ? 2 : 4));
-const EVENTS = Number(opt.events ?? (quick ? 400 : 5000));
-const ROUNDS = Number(opt.rounds ?? (quick ? 1 : 3));
-const BATCH = Number(opt.batch ?? 100);
-const PRODUCERS = Number(opt.producers ?? 4);
-const PACED = Number(opt.paced ?? (quick ? 100 : 1000));
 const PACE_MS = 5;
 const KEYS = 50;
 const BULK = 100;
@@ -117,8 +144,8 @@ const axEvent = (item) => ({
 
 async function worker() {
   const { system, schema, scenario } = opt;
-  const lanes = Number(opt.lanes);
-  const batch = Number(opt.batch);
+  const lanes = opt.lanes;
+  const batch = opt.batch;
   const ordered = scenario === 'ordered';
   const wurl = named(WORKER_APP);
   const effects = new pg.Pool({ connectionString: wurl, max: lanes });
@@ -126,7 +153,7 @@ async function worker() {
   const state = { count: 0, dup: 0, lastAt: 0, lat: [], cpu0: null };
   // --queries: count the statements this worker sends, by their first words, printed at stop.
   const statements = new Map();
-  if (opt.queries === true) {
+  if (opt.queries) {
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (config, ...rest) {
       if (state.cpu0 !== null) {
@@ -404,7 +431,7 @@ function spawnWorker(system, schema, scenario) {
     process.execPath,
     [
       // --prof DIR: a CPU profile of every worker process, for finding where a delivery's time goes.
-      ...(typeof opt.prof === 'string' ? ['--cpu-prof', '--cpu-prof-dir', opt.prof] : []),
+      ...(opt.prof !== undefined ? ['--cpu-prof', '--cpu-prof-dir', opt.prof] : []),
       fileURLToPath(import.meta.url),
       '--role',
       'worker',
@@ -420,7 +447,7 @@ function spawnWorker(system, schema, scenario) {
       String(BATCH),
       '--workers',
       String(WORKERS),
-      ...(opt.queries === true ? ['--queries'] : []),
+      ...(opt.queries ? ['--queries'] : []),
     ],
     { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, AX_MCP_FLEET_APP: WORKER_APP } },
   );
@@ -619,10 +646,8 @@ const spread = (xs, f) =>
 async function main() {
   const started = Date.now();
   const load0 = loadavg()[0];
-  const systems = String(opt.systems ?? 'ax,gw,gwb,pbb,pbf')
-    .split(',')
-    .filter((s) => SYSTEMS[s]);
-  const scenarios = String(opt.scenarios ?? 'drain,ordered,live,paced,enqueue').split(',');
+  const systems = opt.systems;
+  const scenarios = opt.scenarios;
   const skip = (system, scenario) => scenario === 'ordered' && (system === 'pbb' || system === 'pbf');
   const results = {}; // results[system][cell] = [values per round]
   const put = (system, cell, value) => {

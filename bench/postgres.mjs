@@ -19,7 +19,18 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchArgs, benchEnvInteger } from './args.mjs';
 
+// `--child KIND WHERE SCHEMA` is a worker process this script starts; anything else is the user's.
+const childArgs = process.argv[2] === '--child' ? process.argv.slice(3) : undefined;
+const { positionals } = childArgs
+  ? { positionals: {} }
+  : benchArgs({
+      usage: `Usage: npm run build && AX_MCP_BENCH_POSTGRES_URL=postgres://… node bench/postgres.mjs [events]
+  events               events per run (default 5000)
+  AX_MCP_BENCH_LANES   lanes per worker process (default 8)`,
+      positionals: [{ name: 'events', type: 'integer', min: 1, default: 5000 }],
+    });
 const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.url).pathname);
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 const { AxMemoryEventStore, eventPath, eventRoute, eventRuntime, eventTarget } =
@@ -30,7 +41,7 @@ const { AxPostgresEventWorker } = await load('node/postgres/event-store-worker.j
 
 const url = process.env.AX_MCP_BENCH_POSTGRES_URL ?? process.env.AX_MCP_TEST_POSTGRES_URL;
 const instances = 64;
-const lanes = Number(process.env.AX_MCP_BENCH_LANES ?? 8);
+const lanes = benchEnvInteger('AX_MCP_BENCH_LANES', 8);
 
 function routes(counter) {
   const target = eventTarget('bench')
@@ -147,7 +158,7 @@ async function fleet(kind, where, schema, store, workers, n) {
 }
 
 async function main() {
-  const total = Number(process.argv[2] ?? 5000);
+  const total = positionals.events;
   const rows = [];
   const row = (store, workers, n, ms) =>
     rows.push({
@@ -222,5 +233,5 @@ async function main() {
   console.table(rows);
 }
 
-if (process.argv[2] === '--child') await child(process.argv.slice(3));
+if (childArgs) await child(childArgs);
 else await main();

@@ -20,7 +20,19 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { benchArgs, benchEnvInteger } from './args.mjs';
 
+const { positionals } = benchArgs({
+  usage: `Usage: npm run build && AX_MCP_BENCH_POSTGRES_URL=postgres://… node bench/queues.mjs [events]
+  events                 events to enqueue per producer mode (default 10000)
+  AX_MCP_BENCH_PACE_MS   milliseconds between paced events (default 10)
+  AX_MCP_BENCH_PACED     paced events (default 300)
+  AX_MCP_BENCH_PEERS=0   skips graphile-worker and pg-boss`,
+  positionals: [{ name: 'events', type: 'integer', min: 1, default: 10_000 }],
+});
+const total = positionals.events;
+const PACE_MS = benchEnvInteger('AX_MCP_BENCH_PACE_MS', 10);
+const PACED = benchEnvInteger('AX_MCP_BENCH_PACED', 300);
 const dist = resolve(process.env.AX_MCP_DIST ?? new URL('../dist', import.meta.url).pathname);
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 const { eventPath, eventRoute, eventRuntime, eventTarget } = await load('events/index.js');
@@ -33,10 +45,7 @@ if (!url) {
   console.log('Skipped: set AX_MCP_BENCH_POSTGRES_URL (or AX_MCP_TEST_POSTGRES_URL).');
   process.exit(0);
 }
-const total = Number(process.argv[2] ?? 10_000);
 const BATCH = 100;
-const PACE_MS = Number(process.env.AX_MCP_BENCH_PACE_MS ?? 10);
-const PACED = Number(process.env.AX_MCP_BENCH_PACED ?? 300);
 const schemas = [];
 
 function routes(counter = { n: 0 }) {

@@ -16,23 +16,30 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { ADAPTERS, peerVersions } from './adapters.mjs';
+import { benchArgs } from './args.mjs';
 
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
-const { values } = parseArgs({
+const SCENARIOS = ['call', 'catalog', 'fanin', 'routing', 'footprint'];
+const { values } = benchArgs({
+  usage: `Usage: node bench/run.mjs [options]   (npm run bench builds first)
+  --scenarios LIST   comma-separated, of ${SCENARIOS.join(', ')} (default: all)
+  --clients LIST     comma-separated, of ${Object.keys(ADAPTERS).join(', ')} (default: all)
+  --rounds N         interleaved rounds, medians shown (default 3; 1 with --quick)
+  --quick            one short round of each scenario
+  --write            also rewrite the table in bench/RESULTS.md`,
   options: {
-    quick: { type: 'boolean', default: false },
-    write: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-    scenarios: { type: 'string', default: 'call,catalog,fanin,routing,footprint' },
-    clients: { type: 'string' },
+    quick: { type: 'boolean' },
+    write: { type: 'boolean' },
+    rounds: { type: 'integer', min: 1, default: (given) => (given.quick ? 1 : 3) },
+    scenarios: { type: 'list', choices: SCENARIOS, default: SCENARIOS.join(',') },
+    clients: { type: 'list', choices: Object.keys(ADAPTERS), default: Object.keys(ADAPTERS).join(',') },
   },
 });
 const quick = values.quick;
-const rounds = Number(values.rounds ?? (quick ? 1 : 3));
-const wanted = new Set(values.scenarios.split(','));
-const clientNames = values.clients ? values.clients.split(',') : Object.keys(ADAPTERS);
+const rounds = values.rounds;
+const wanted = new Set(values.scenarios);
+const clientNames = values.clients;
 const SIZE = {
   callSeq: quick ? 300 : 1000,
   callConc: quick ? 640 : 1920,

@@ -20,23 +20,27 @@
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import {
   createMcpHandler,
   McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import { benchArgs } from './args.mjs';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
+  usage: `Usage: node bench/server.mjs [--era modern|legacy] [--tools 2] [--page 100]
+  --era modern|legacy   2026-07-28 stateless, or 2025-11-25 with sessions (default modern)
+  --tools N             tools listed: echo, then generated bulk_NNNNN ones (default 2)
+  --page N              tools per tools/list page (default 100)`,
   options: {
-    era: { type: 'string', default: 'modern' },
-    tools: { type: 'string', default: '2' },
-    page: { type: 'string', default: '100' },
+    era: { type: 'string', choices: ['modern', 'legacy'], default: 'modern' },
+    tools: { type: 'integer', min: 1, default: 2 },
+    page: { type: 'integer', min: 1, default: 100 },
   },
 });
 const era = values.era;
-const pageSize = Number(values.page);
+const pageSize = values.page;
 const RESOURCE = 'bench://r/0';
 
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
@@ -53,7 +57,7 @@ const listed = [
     },
   },
 ];
-for (let i = 0; listed.length < Number(values.tools); i++) {
+for (let i = 0; listed.length < values.tools; i++) {
   listed.push({
     name: `bulk_${String(i).padStart(5, '0')}`,
     description: `Bulk tool ${i}: a generated tool with a short description and a small input schema.`,

@@ -14,18 +14,23 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.mjs';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
+  usage: `Usage: npm run build && node bench/studio.mjs [--tools 10000] [--rate 1000] [--seconds 5]
+  --tools N     tools the server lists (default 10000)
+  --rate N      events published per second during the burst (default 1000)
+  --seconds N   length of the burst (default 5)
+  Needs Chromium at /usr/bin/chromium (or CHROMIUM=path).`,
   options: {
-    tools: { type: 'string', default: '10000' },
-    rate: { type: 'string', default: '1000' },
-    seconds: { type: 'string', default: '5' },
+    tools: { type: 'integer', min: 1, default: 10_000 },
+    rate: { type: 'integer', min: 1, default: 1000 },
+    seconds: { type: 'integer', min: 1, default: 5 },
   },
 });
-const TOOLS = Number(values.tools);
-const RATE = Number(values.rate);
-const SECONDS = Number(values.seconds);
+const TOOLS = values.tools;
+const RATE = values.rate;
+const SECONDS = values.seconds;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 /** Height of one row of the catalog list, as studio/src/views/servers.tsx draws it. */
 const ROW = 34;
