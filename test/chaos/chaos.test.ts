@@ -55,10 +55,50 @@ if (!url) {
   );
 }
 
-const SEED = process.env.AX_MCP_CHAOS_SEED
-  ? Number(process.env.AX_MCP_CHAOS_SEED) >>> 0
-  : randomInt(0, 2 ** 32 - 1);
-const CAMPAIGN_MS = Number(process.env.AX_MCP_CHAOS_MS ?? 60_000);
+/**
+ * An integer setting from the environment, refused when malformed rather than bent into range:
+ * a seed that is not one would replay another schedule, and a length that is not a number
+ * would run a campaign with no fault in it, whose invariants hold trivially.
+ */
+function integerSetting(name: string, fallback: () => number, min: number, max: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback();
+  const n = Number(text);
+  if (!(text.trim() !== '' && Number.isSafeInteger(n) && n >= min && n <= max)) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, not "${text}"`);
+  }
+  return n;
+}
+
+const SEED = integerSetting('AX_MCP_CHAOS_SEED', () => randomInt(0, 2 ** 32 - 1), 0, 2 ** 32 - 1);
+const CAMPAIGN_MS = integerSetting('AX_MCP_CHAOS_MS', () => 60_000, 1000, Number.MAX_SAFE_INTEGER);
+const FAULT_KINDS = [
+  ['server-restart', 1],
+  ['proxy-cut', 2],
+  ['proxy-stall', 1.5],
+  ['proxy-drop', 1],
+  ['proxy-5xx', 0.7],
+  ['worker-kill', 1.2],
+  ['worker-stop', 1.5],
+  ['pg-terminate-fleet', 1.2],
+  ['pg-terminate-sources', 0.5],
+] as const;
+/** AX_MCP_CHAOS_FAULTS=kind,kind… narrows the schedule (to bisect a failure); default: all. */
+const ONLY_FAULTS = faultFilter(process.env.AX_MCP_CHAOS_FAULTS);
+
+function faultFilter(text: string | undefined): string[] | undefined {
+  if (text === undefined || text === '') return undefined;
+  const kinds = text.split(',').map((k) => k.trim());
+  const known = FAULT_KINDS.map(([kind]) => kind as string);
+  const unknown = kinds.filter((k) => !known.includes(k));
+  // An unknown kind would leave its weight out without a word (all of them: no fault at all).
+  if (unknown.length > 0) {
+    throw new Error(
+      `AX_MCP_CHAOS_FAULTS: ${unknown.map((k) => `"${k}"`).join(', ')} not among ${known.join(', ')}`,
+    );
+  }
+  return kinds;
+}
 const URIS = 4;
 const SOURCES = 2; // on the legacy server; one more (m0) on the modern one
 const MODERN_SOURCE = 'm0';
@@ -328,20 +368,9 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
         );
         return rows.length;
       };
-      const faultKinds = [
-        ['server-restart', 1],
-        ['proxy-cut', 2],
-        ['proxy-stall', 1.5],
-        ['proxy-drop', 1],
-        ['proxy-5xx', 0.7],
-        ['worker-kill', 1.2],
-        ['worker-stop', 1.5],
-        ['pg-terminate-fleet', 1.2],
-        ['pg-terminate-sources', 0.5],
-      ] as const;
-      // AX_MCP_CHAOS_FAULTS=kind,kind… narrows the schedule (to bisect a failure); default: all.
-      const only = process.env.AX_MCP_CHAOS_FAULTS?.split(',').map((k) => k.trim());
-      const enabled = faultKinds.map(([kind, w]) => [kind, !only || only.includes(kind) ? w : 0] as const);
+      const enabled = FAULT_KINDS.map(
+        ([kind, w]) => [kind, !ONLY_FAULTS || ONLY_FAULTS.includes(kind) ? w : 0] as const,
+      );
       const totalWeight = enabled.reduce((n, [, w]) => n + w, 0);
       const chooseFault = () => {
         let x = rng.next() * totalWeight;
