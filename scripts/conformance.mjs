@@ -41,6 +41,15 @@ function usage() {
   --skip-build             use dist/ as it is`;
 }
 
+/** A number flag, refused when it is not one or below `min` (never bent into range or defaulted). */
+function integer(flag, text, min) {
+  const n = Number(text);
+  if (!(text.trim() !== '' && Number.isSafeInteger(n) && n >= min)) {
+    fail(`${flag} must be an integer ≥ ${min}, not "${text}"\n${usage()}`);
+  }
+  return n;
+}
+
 function parseArgs(argv) {
   const options = { versions: HARNESSES, only: [], updateBaseline: false, concurrency: 3, timeout: 30_000 };
   for (let i = 0; i < argv.length; i++) {
@@ -57,8 +66,8 @@ function parseArgs(argv) {
       options.versions = [found];
     } else if (arg === '--only') options.only.push(...value().split(',').filter(Boolean));
     else if (arg === '--update-baseline') options.updateBaseline = true;
-    else if (arg === '--concurrency') options.concurrency = Math.max(1, Number.parseInt(value(), 10) || 1);
-    else if (arg === '--timeout') options.timeout = Math.max(1000, Number.parseInt(value(), 10) || 30_000);
+    else if (arg === '--concurrency') options.concurrency = integer(arg, value(), 1);
+    else if (arg === '--timeout') options.timeout = integer(arg, value(), 1000);
     else if (arg === '--skip-build') options.skipBuild = true;
     else if (arg === '--help' || arg === '-h') {
       console.log(usage());

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// Every bench script's command line, as a user types it: --help answers with the usage, and a
+// Every bench and project script's command line, as a user types it: --help answers with the usage, and a
 // mistake is refused (exit 2, what is wrong, the usage) before anything runs. A bench that
 // took `--systems ax,gwx` or `--rounds three` without a word printed a table of something else.
 
@@ -14,13 +14,13 @@ interface Ran {
   stderr: string;
 }
 
-function bench(script: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
+function script(path: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
     // No PostgreSQL URL: a script that got past its arguments would skip or fail, never hang.
     const { AX_MCP_BENCH_POSTGRES_URL: _b, AX_MCP_TEST_POSTGRES_URL: _t, ...rest } = process.env;
     execFile(
       process.execPath,
-      [`bench/${script}`, ...args],
+      [path, ...args],
       { cwd: root, env: { ...rest, ...env }, timeout: 20_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
@@ -29,6 +29,9 @@ function bench(script: string, args: string[], env: Record<string, string> = {})
     );
   });
 }
+
+const bench = (name: string, args: string[], env?: Record<string, string>) =>
+  script(`bench/${name}`, args, env);
 
 const scripts = [
   'run.mjs',
@@ -96,5 +99,26 @@ describe('bench command lines', () => {
     const ran = await bench('fleet.mjs', ['--quick', '--systems', 'ax,gw', '--scenarios', 'drain']);
     expect(ran).toMatchObject({ code: 0, stderr: '' });
     expect(ran.stdout).toContain('Skipped: set AX_MCP_BENCH_POSTGRES_URL');
+  });
+});
+
+describe('scripts/conformance.mjs command line', () => {
+  it('prints its usage on --help', async () => {
+    const ran = await script('scripts/conformance.mjs', ['--help']);
+    expect(ran).toMatchObject({ code: 0, stderr: '' });
+    expect(ran.stdout).toMatch(/^Usage: node scripts\/conformance.mjs/);
+  });
+
+  it.each([
+    [['--concurrency', 'x'], '--concurrency must be an integer ≥ 1, not "x"'],
+    [['--concurrency', '0'], '--concurrency must be an integer ≥ 1, not "0"'],
+    [['--timeout', '500'], '--timeout must be an integer ≥ 1000, not "500"'],
+    [['--version', '9.9'], 'unknown --version 9.9 (0.1.16 or alpha)'],
+    [['--bogus'], 'unknown argument --bogus'],
+  ])('%j is refused before anything runs: %s', async (args, message) => {
+    const ran = await script('scripts/conformance.mjs', args);
+    expect(ran.code).toBe(2);
+    expect(ran.stdout).toBe('');
+    expect(ran.stderr.split('\n')[0]).toBe(`conformance: ${message}`);
   });
 });
