@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AxMCPDemoServer } from '../src/demo.js';
 import {
   type AxEventIdentity,
+  type AxEventRouteDefinition,
   type AxEventTrust,
   type AxEventWarning,
   type AxMCPClient,
@@ -45,6 +46,8 @@ interface Wiring {
   trust?: AxEventTrust;
   /** Subscribe through the client directly, as another owner, before the runtime starts. */
   manual?: string;
+  /** Routes beside the default ones and restock-on-update. */
+  routes?: AxEventRouteDefinition[];
 }
 
 async function wire(options: Wiring) {
@@ -72,6 +75,7 @@ async function wire(options: Wiring) {
         .authenticated()
         .wake(restock)
         .build(),
+      ...(options.routes ?? []),
     ],
   });
   open.push(runtime);
@@ -122,6 +126,52 @@ describe('AxMCPEventSource warnings', () => {
     expect(source.subscriptions).toEqual([]);
     expect(warnings.map((w) => w.details.code)).toEqual(['withheld_type']);
     expect(warnings[0]?.message).toContain(`selected no resource of the ${NS} catalog`);
+  });
+
+  it('a misspelled mcp.* type: reported once per route, with the type it was likely meant to be', async () => {
+    const observe = () => {};
+    const { warnings } = await wire({
+      policy: 'all',
+      identity: IDENTITY,
+      trust: 'authenticated',
+      routes: [
+        eventRoute('typo').types('mcp.resource.update').observe(observe).build(),
+        eventRoute('typo-among-good').types('mcp.logging', 'mcp.tasks.*').observe(observe).build(),
+        // Under mcp.* and right, outside it, or narrowed to another source: nothing to say.
+        eventRoute('tasks').types('mcp.task.*').observe(observe).build(),
+        eventRoute('all-mcp').types('mcp.*').observe(observe).build(),
+        eventRoute('app').types('app.order.created').observe(observe).build(),
+        eventRoute('elsewhere').sources('mcp://other').types('mcp.resource.update').observe(observe).build(),
+      ],
+    });
+    expect(warnings.map((w) => w.details)).toEqual([
+      { code: 'unknown_type', sourceId: `mcp:${NS}`, routeId: 'typo', type: 'mcp.resource.update' },
+      { code: 'unknown_type', sourceId: `mcp:${NS}`, routeId: 'typo-among-good', type: 'mcp.tasks.*' },
+    ]);
+    expect(warnings[0]?.message).toBe(
+      `Route typo waits for mcp.resource.update (did you mean mcp.resource.updated?), which source mcp:${NS} ` +
+        `never publishes: its mcp.* types are ${Object.values(MCP_EVENT_TYPES).join(', ')}`,
+    );
+    expect(warnings[1]?.message).toContain('Route typo-among-good waits for mcp.tasks.*, which source');
+  });
+
+  it('a misspelled mcp.* type is reported while resource updates are withheld too', async () => {
+    const { warnings } = await wire({
+      identity: IDENTITY,
+      trust: 'authenticated',
+      routes: [
+        eventRoute('typo')
+          .types('mcp.resource.updatd')
+          .observe(() => {})
+          .build(),
+      ],
+    });
+    // The withheld type still counts as one of the source's types: the typo is named as such.
+    expect(warnings.map((w) => [w.details.code, w.details.routeId])).toEqual([
+      ['unknown_type', 'typo'],
+      ['withheld_type', 'restock-on-update'],
+    ]);
+    expect(warnings[0]?.message).toContain('(did you mean mcp.resource.updated?)');
   });
 
   it('nothing when everything is wired right', async () => {

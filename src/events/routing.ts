@@ -3,6 +3,7 @@
  * each authorized on its own. Internal.
  */
 
+import { nearest } from '../options/check.js';
 import { type AxEventIngressRecord, isAnonymous } from './envelope.js';
 import { AxEventContinuationNotFoundError, AxEventInputError, toEventErrorInfo } from './errors.js';
 import { resolveKeyPath } from './path.js';
@@ -218,6 +219,44 @@ function mayTake(route: AxEventRouteDefinition, type: string, d: AxEventSourceDe
 }
 
 /**
+ * Routes with type patterns under a prefix the source speaks for in full (`mcp.`) that match none
+ * of its types, published or withheld: a misspelling no event will ever meet. Routes narrowed to
+ * other sources are not this source's concern.
+ */
+function unknownTypeWarnings(
+  sourceId: string,
+  d: AxEventSourceDescription,
+  routes: readonly AxEventRouteDefinition[],
+): SourceWarning[] {
+  const prefixes = d.typePrefixes ?? [];
+  if (prefixes.length === 0) return [];
+  const known = [...(d.types ?? []), ...(d.withheld ?? []).map((withheld) => withheld.type)];
+  const warnings: SourceWarning[] = [];
+  for (const route of routes) {
+    if (typeof route.match === 'function' || route.match.types === undefined) continue;
+    const { sources } = route.match;
+    if (sources !== undefined && !d.sources?.some((source) => matchesPattern(sources, source))) continue;
+    const unknown = route.match.types.filter((pattern) => {
+      const stem = pattern.endsWith('*') ? pattern.slice(0, -1) : pattern;
+      if (!prefixes.some((prefix) => stem.startsWith(prefix))) return false;
+      return !known.some((type) => matchesPattern([pattern], type));
+    });
+    if (unknown.length === 0) continue;
+    const guesses = unknown.map((pattern) => {
+      const guess = pattern.endsWith('*') ? undefined : nearest(pattern, known);
+      return guess === undefined ? pattern : `${pattern} (did you mean ${guess}?)`;
+    });
+    warnings.push({
+      message:
+        `Route ${route.id} waits for ${guesses.join(', ')}, which source ${sourceId} never publishes: ` +
+        `its ${prefixes.map((prefix) => `${prefix}*`).join(', ')} types are ${known.join(', ')}`,
+      details: { code: 'unknown_type', sourceId, routeId: route.id, type: unknown[0] as string },
+    });
+  }
+  return warnings;
+}
+
+/**
  * Routes a source's events can never reach, from what the source says it publishes: (a) its
  * events are anonymous or untrusted, and every route that wants one of its types requires
  * authentication; (b) a route waits for a type the source withholds, and for nothing else it
@@ -250,6 +289,7 @@ export function sourceWarnings(
       }
     }
   }
+  warnings.push(...unknownTypeWarnings(sourceId, d, routes));
   for (const withheld of d.withheld ?? []) {
     for (const route of routes) {
       if (!mayTake(route, withheld.type, d)) continue;

@@ -43,11 +43,13 @@ export interface AxEventWarning {
    * that wants their type requires authentication, so they match nothing.
    * `withheld_type`: a route waits for a type the source, as configured, never publishes (an
    * MCP source whose resource policy selects no resource, for `mcp.resource.updated`).
+   * `unknown_type`: a route's type pattern lies under a prefix the source speaks for in full
+   * (`mcp.`) but matches none of its types: misspelled (`mcp.resource.update`).
    */
-  code: 'unauthenticated_source' | 'withheld_type';
+  code: 'unauthenticated_source' | 'withheld_type' | 'unknown_type';
   sourceId: string;
   routeId: string;
-  /** The event type concerned. */
+  /** The event type concerned (for `unknown_type`, the route's first such pattern). */
   type: string;
 }
 

@@ -80,6 +80,13 @@ export interface AxEventSourceDescription {
   trust?: AxEventTrust | 'varies';
   /** Types it would publish but, as configured now, does not, with the reason. */
   withheld?: readonly AxEventWithheldType[];
+  /**
+   * Type prefixes this source speaks for in full (`mcp.`): every type under them it may publish
+   * is in `types` or `withheld`. A route pattern under one of them that matches none of those
+   * (`mcp.resource.update`) can never match this source's events, and is warned about as
+   * `unknown_type`.
+   */
+  typePrefixes?: readonly string[];
 }
 
 /** A producer of events, started and closed by the runtime. */

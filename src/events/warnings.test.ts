@@ -164,6 +164,58 @@ describe('a route waiting for a type the source withholds', () => {
   });
 });
 
+describe('a route pattern under a prefix the source speaks for in full', () => {
+  const feed = (extra: Partial<AxEventSourceDescription> = {}) =>
+    described('feed', {
+      sources: ['app://feed'],
+      types: ['feed.changed', 'feed.item.added'],
+      identity: 'identified',
+      trust: 'trusted',
+      typePrefixes: ['feed.'],
+      ...extra,
+    });
+  const observing = (id: string, ...types: string[]) =>
+    eventRoute(id)
+      .types(...types)
+      .observe(vi.fn())
+      .build();
+
+  it('that matches none of its types is reported, with the nearest type for an exact one', async () => {
+    const { warnings } = await started(
+      [feed()],
+      [
+        observing('typo', 'feed.chaned'),
+        observing('prefix', 'feed.items.*'),
+        observing('fine', 'feed.item.*', 'feed.changed', 'other.thing'),
+        eventRoute('predicate').match(vi.fn()).observe(vi.fn()).build(),
+      ],
+    );
+    expect(warnings).toEqual([
+      {
+        message:
+          'Route typo waits for feed.chaned (did you mean feed.changed?), which source feed never publishes: its feed.* types are feed.changed, feed.item.added',
+        details: { code: 'unknown_type', sourceId: 'feed', routeId: 'typo', type: 'feed.chaned' },
+      },
+      {
+        message:
+          'Route prefix waits for feed.items.*, which source feed never publishes: its feed.* types are feed.changed, feed.item.added',
+        details: { code: 'unknown_type', sourceId: 'feed', routeId: 'prefix', type: 'feed.items.*' },
+      },
+    ]);
+  });
+
+  it('is not reported for a source that claims no prefix, or for a route narrowed to other sources', async () => {
+    const { warnings } = await started(
+      [
+        feed({ typePrefixes: undefined }),
+        described('other', { sources: ['app://other'], typePrefixes: ['feed.'] }),
+      ],
+      [eventRoute('narrowed').sources('app://feed').types('feed.chaned').observe(vi.fn()).build()],
+    );
+    expect(warnings).toEqual([]);
+  });
+});
+
 describe('the warning channel', () => {
   it('defaults to console.warn, like AxMCPClient', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});

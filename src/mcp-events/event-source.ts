@@ -246,7 +246,7 @@ export class AxMCPEventSource implements AxEventSource {
 
   /**
    * What this source publishes, for the runtime's warnings: the `mcp://<namespace>` source,
-   * the MCP event types, its attribution (`varies` with `resolveIdentity`), and
+   * the MCP event types (all of `mcp.*`), its attribution (`varies` with `resolveIdentity`), and
    * `mcp.resource.updated` as withheld while its policy selects no resource and the client
    * holds no subscription of another owner.
    */
@@ -260,6 +260,8 @@ export class AxMCPEventSource implements AxEventSource {
       identity: perEvent ? 'varies' : this.#options.identity ? 'identified' : 'anonymous',
       trust: perEvent ? 'varies' : (this.#options.trust ?? 'untrusted'),
       ...(withheld ? { withheld: [withheld] } : {}),
+      // Every mcp.* type the library publishes is listed above: anything else under it is a typo.
+      typePrefixes: ['mcp.'],
     };
   }
 
