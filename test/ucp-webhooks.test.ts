@@ -112,6 +112,30 @@ describe('AxUCPWebhookEventSource', () => {
     expect(data.fulfillment.events[0]?.type).toBe('shipped');
   });
 
+  it('warns about a route waiting for a UCP type no webhook becomes', async () => {
+    const warnings: string[] = [];
+    const typos = new AxEventRuntime(
+      [
+        eventRoute('created').types('ucp.order.created').wake('agent').build(),
+        eventRoute('all-orders').types('ucp.order.*').wake('agent').build(),
+      ],
+      {
+        scheduling: 'host',
+        sources: [
+          new AxUCPWebhookEventSource({ businesses: [{ client: shop, identity: { tenantId: 't1' } }] }),
+        ],
+        onWarning: (message, details) => warnings.push(`${details.code} ${details.routeId}: ${message}`),
+      },
+    );
+    typos.registerTarget(recordingTarget([]));
+    await typos.start();
+    await typos.close();
+    expect(warnings).toEqual([
+      'unknown_type created: Route created waits for ucp.order.created (did you mean ucp.order.updated?), ' +
+        'which source ucp-webhooks never publishes: its ucp.* types are ucp.order.updated',
+    ]);
+  });
+
   it('refuses replayed, unsigned, tampered, stale and unowned deliveries; nothing is published', async () => {
     const orderId = await placeOrder();
     expect(await business.advance(orderId, 'deliver')).toBe(200);

@@ -149,6 +149,8 @@ export class AxUCPWebhookEventSource implements AxEventSource {
       types: [UCP_ORDER_UPDATED],
       identity: identified ? 'identified' : anonymous ? 'anonymous' : 'varies',
       trust: identified ? 'authenticated' : anonymous ? 'untrusted' : 'varies',
+      // Every webhook is ucp.order.updated: a route on ucp.order.created waits in vain.
+      typePrefixes: ['ucp.'],
     };
   }
 
