@@ -58,6 +58,24 @@ const CASES: Case[] = [
     path: 'routes[0].match.types',
   },
   {
+    // Only a trailing `*` is a wildcard: this would be compared as text and match nothing, ever.
+    name: 'a type pattern with a `*` inside it',
+    make: () => eventRuntime({ routes: [{ ...ok('a'), match: { types: ['x', 'mcp.*.updated'] } }] }),
+    path: 'routes[0].match.types[1]',
+    message: /exact or a prefix ending in one `\*` \(`app\.order\.\*`\), got 'mcp\.\*\.updated'/,
+  },
+  {
+    name: 'a source pattern with two stars, from the builder',
+    make: () => eventRoute('r').sources('mcp://**').types('x').wake(target).build(),
+    path: 'match.sources[0]',
+    message: /got 'mcp:\/\/\*\*'/,
+  },
+  {
+    name: 'a subject pattern with a leading `*`',
+    make: () => eventRoute('r').subjects('*.png').types('x').wake(target).build(),
+    path: 'match.subjects[0]',
+  },
+  {
     name: 'a record target whose invoke is not a function',
     make: () => eventRuntime({ sources: [source], targets: [loose({ id: 't2', invoke: 'run' })] }),
     path: 'targets[0].invoke',
@@ -285,6 +303,26 @@ describe('options are checked once, loudly, before anything runs', () => {
     expect((error as Error).message).toContain(path);
     expect(invoked).not.toHaveBeenCalled();
     expect(started).not.toHaveBeenCalled();
+  });
+
+  it('takes exact patterns, a prefix before one trailing `*`, and `*` alone', async () => {
+    const seen: string[] = [];
+    const route = (id: string, ...types: string[]) =>
+      eventRoute(id)
+        .types(...types)
+        .observe(() => {
+          seen.push(id);
+        })
+        .build();
+    const runtime = eventRuntime({
+      routes: [route('exact', 'app.order.created'), route('prefix', 'app.order.*'), route('any', '*')],
+      scheduling: 'host',
+    });
+    await runtime.publish({ event: { id: '1', source: 'app://shop', type: 'app.order.created' } });
+    await runtime.publish({ event: { id: '2', source: 'app://shop', type: 'app.cart.created' } });
+    await runtime.runDue();
+    expect(seen.sort()).toEqual(['any', 'any', 'exact', 'prefix']);
+    await runtime.close();
   });
 
   it('has at least fifteen wrong configurations', () => {

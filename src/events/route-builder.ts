@@ -40,7 +40,7 @@ export class AxEventRouteBuilder {
     this.#id = id;
   }
 
-  /** Match these event types (exact, or prefix with a trailing `*`). */
+  /** Match these event types (exact, or prefix with a trailing `*`; no `*` elsewhere). */
   types(...types: string[]): this {
     this.#criteria.types = [...(this.#criteria.types ?? []), ...types];
     return this;

@@ -9,6 +9,7 @@ import {
   array,
   boolean,
   func,
+  matching,
   number,
   object,
   oneOf,
@@ -29,7 +30,8 @@ import {
 
 /**
  * Declarative match criteria. Every given criterion must hold; within a list any entry may
- * match. A pattern ending in `*` matches by prefix (`app.order.*`); `*` alone matches anything.
+ * match. A pattern ending in `*` matches by prefix (`app.order.*`); `*` alone matches anything;
+ * a `*` anywhere else (`mcp.*.updated`) is refused, as it would match no event.
  */
 export interface AxEventMatch {
   types?: readonly string[];
@@ -92,7 +94,17 @@ export interface AxEventRouteDefinition {
   invalidate?: AxEventHandler;
 }
 
-const PATTERNS = array(string({ nonEmpty: true }), { minLength: 1 });
+/**
+ * A pattern is exact text, or a prefix before one trailing `*`. A `*` anywhere else
+ * (`mcp.*.updated`, `app.**`) would be compared as literal text and match no event, ever, so
+ * it is refused rather than taken as the glob it looks like.
+ */
+const PATTERN = matching(
+  /^[^*]+\*?$|^\*$/,
+  'a non-empty string, exact or a prefix ending in one `*` (`app.order.*`)',
+  { reveal: true },
+);
+const PATTERNS = array(PATTERN, { minLength: 1 });
 
 /** The shape of {@link AxEventMatch}. */
 export const EVENT_MATCH = object(

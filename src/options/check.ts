@@ -132,9 +132,17 @@ export function instance(expected: string, test: (value: unknown) => boolean): S
   });
 }
 
-/** A string matching `pattern` (the value is not repeated in the issue: options may hold secrets). */
-export function matching(pattern: RegExp, expected: string): Shape {
-  return instance(expected, (value) => typeof value === 'string' && pattern.test(value));
+/**
+ * A string matching `pattern`. The value is not repeated in the issue (options may hold secrets)
+ * unless `reveal` says it is no secret (a route's type pattern), so the user sees what was wrong.
+ */
+export function matching(pattern: RegExp, expected: string, options: { reveal?: boolean } = {}): Shape {
+  if (!options.reveal) return instance(expected, (value) => typeof value === 'string' && pattern.test(value));
+  return shape(expected, (value, path, issues) => {
+    if (typeof value === 'string' && pattern.test(value)) return;
+    const received = typeof value === 'string' ? `'${value}'` : kindOf(value);
+    issues.push({ path: path || '(options)', expected, received });
+  });
 }
 
 /** Whether a value behaves as an `AbortSignal` (also one from another realm). */
