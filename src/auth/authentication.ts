@@ -44,7 +44,7 @@ export interface AxMCPAuthentication {
   ): AxMCPAuthenticationResult | Promise<AxMCPAuthenticationResult>;
   /**
    * Header names this strategy sets that carry credentials, so that a redirect to another
-   * origin drops them (see {@link authenticationSensitiveHeaders}).
+   * origin drops them.
    */
   readonly sensitiveHeaders?: readonly string[];
   /**
@@ -89,7 +89,7 @@ export interface AxMCPAuthenticationChallenge extends AxMCPAuthenticationRespons
   signal?: AbortSignal;
 }
 
-/** The input of {@link applyAuthentication}: the request before authentication. */
+/** What a strategy is given: the request before authentication. */
 export interface AxMCPAuthenticationInput {
   method: string;
   url: URL | string;

@@ -148,7 +148,8 @@ export class AxEventRouteBuilder {
 
   /**
    * Check and return the route: exactly one action, criteria or a predicate, then the record
-   * check ({@link checkRoute}; paths name the definition's keys: `match.types`, `debounceMs`).
+   * check `eventRuntime()` applies to routes given as records (paths name the definition's keys:
+   * `match.types`, `debounceMs`).
    * Throws {@link AxEventConfigError} (`invalid_options`).
    */
   build(): AxEventRouteDefinition {

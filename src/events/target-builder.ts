@@ -218,8 +218,9 @@ export class AxEventTargetBuilder {
 
   /**
    * Check and return the target: builder rules first (one of `invoke`/`program`, `.ai()` with
-   * a program, plans or callbacks that return plans), then the record check
-   * ({@link checkTarget}). Throws {@link AxEventConfigError} (`invalid_options`) with the path.
+   * a program, plans or callbacks that return plans), then the record check `eventRuntime()`
+   * applies to targets given as records. Throws {@link AxEventConfigError} (`invalid_options`)
+   * with the path.
    */
   build(): AxEventTargetDefinition {
     const label = targetLabel({ id: this.#id });

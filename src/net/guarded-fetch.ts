@@ -53,7 +53,7 @@ export const DEFAULT_SENSITIVE_HEADERS: readonly string[] = Object.freeze([
   'dpop',
 ]);
 
-/** Options of {@link readBodyLimited} and {@link readTextLimited}. */
+/** Options of reading a response body under a byte limit. */
 export interface AxMCPReadLimitOptions {
   /** Return the first `maxBytes` bytes instead of failing when the body is longer (for error snippets). */
   truncate?: boolean;

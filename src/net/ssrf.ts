@@ -86,7 +86,7 @@ export const SSRF_PROTECTION = anyOf(
 
 const SSRF_PROTECTION_OPTION = object({ ssrfProtection: SSRF_PROTECTION });
 
-/** A resolved, immutable SSRF policy (from {@link resolveSSRFPolicy}). */
+/** A resolved, immutable SSRF policy (made from an `ssrfProtection` option). */
 export interface AxMCPSSRFPolicy {
   /** `false` when protection is off: only the scheme and the no-credentials-in-URL rules apply. */
   readonly enabled: boolean;

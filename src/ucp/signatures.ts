@@ -207,7 +207,8 @@ export function requiredComponents(parts: AxUCPMessageParts): string[] {
 
 /**
  * Signs a message in place: sets `Content-Digest` (when there is a body), `Signature-Input`
- * and `Signature` (label `sig1`), covering {@link requiredComponents}.
+ * and `Signature` (label `sig1`), covering the components UCP requires (`@method`,
+ * `@authority`, `@path`, … for a request; `@status`, … for a response).
  */
 export async function signMessage(
   parts: AxUCPMessageParts,
@@ -259,7 +260,7 @@ const FAILURE_ORDER: readonly string[] = [
 
 /**
  * Verifies a message's signatures against the signer's published keys, as UCP's verification
- * algorithm says: the signature must cover {@link requiredComponents}, the `Content-Digest`
+ * algorithm says: the signature must cover the components UCP requires, the `Content-Digest`
  * must match the raw body, and the key is found by `keyid` among signature-capable keys of a
  * supported algorithm. Several signatures: the first that verifies wins; when none does, the
  * most telling failure is thrown (`AxUCPSignatureError`).

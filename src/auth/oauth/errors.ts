@@ -2,7 +2,7 @@
 import { AxMCPError, type AxMCPErrorCode, type AxMCPErrorContext } from '../../protocol/errors.js';
 
 declare module '../../protocol/errors.js' {
-  /** The OAuth client's codes (see {@link AxMCPOAuthError}). */
+  // The OAuth client's codes (see AxMCPOAuthError), merged into the one documented interface.
   interface AxMCPErrorCodes {
     oauth_discovery_failed: true;
     oauth_resource_mismatch: true;

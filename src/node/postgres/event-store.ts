@@ -112,7 +112,7 @@ export class AxPostgresEventStore implements AxEventStore {
 
   /**
    * Nothing touches the database until the first operation (or `migrate()`). The options are
-   * checked here first: a problem throws {@link AxEventConfigError} (`invalid_options`) with
+   * checked here first: a problem throws `AxEventConfigError` (`invalid_options`) with
    * its path, and no pool is made.
    */
   constructor(options: AxPostgresEventStoreOptions) {
