@@ -33,6 +33,8 @@ console.log(`held now: ${JSON.stringify(client.subscriptions)}`);
 
 // #region warnings
 // A policy that selects nothing, next to a route that waits for resource updates: the runtime says so.
+/** @type {string[]} the codes onWarning was given */
+const warned = [];
 const agent = eventTarget('agent')
   .invoke(() => 'ok')
   .build();
@@ -46,13 +48,24 @@ const runtime = eventRuntime({
     }),
   ],
   allowVolatile: true,
-  onWarning: (message, details) => console.log(`warning ${details.code}: ${message}`),
+  onWarning: (message, details) => {
+    console.log(`warning ${details.code}: ${message}`);
+    warned.push(details.code);
+  },
   routes: [
     eventRoute('wake-agent').types(MCP_EVENT_TYPES.resourceUpdated).authenticated().wake(agent).build(),
+    // Misspelled: no MCP source publishes it, and the runtime says so, with the likely type.
+    eventRoute('stock-log')
+      .types('mcp.resource.update')
+      .observe(() => {})
+      .build(),
   ],
 });
 await runtime.start();
 // #endregion warnings
+// The page shows both warnings: a run without them is a broken example, not a quiet one.
+if (warned.join() !== 'unknown_type,withheld_type')
+  throw new Error(`expected two warnings, got ${warned.join()}`);
 
 // #region explain
 // Why would an event wake nothing? explain() answers per route, with the code that routes.
