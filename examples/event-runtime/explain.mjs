@@ -11,6 +11,8 @@ const dataOf = (/** @type {{ data?: unknown }} */ event) =>
   /** @type {Record<string, unknown>} */ (event.data ?? {});
 
 // #region warning
+/** @type {string[]} the codes onWarning was given */
+const warned = [];
 const nightly = new AxTimerEventSource({
   id: 'nightly',
   everyMs: 24 * 60 * 60 * 1000,
@@ -18,7 +20,10 @@ const nightly = new AxTimerEventSource({
 });
 const runtime = eventRuntime({
   sources: [nightly],
-  onWarning: (message, details) => console.log(`warning [${details.code}] ${message}`),
+  onWarning: (message, details) => {
+    console.log(`warning [${details.code}] ${message}`);
+    warned.push(details.code);
+  },
   routes: [
     eventRoute('reindex-due').types('app.reindex.due').authenticated().wake(reindex).build(),
     eventRoute('big-orders')
@@ -29,14 +34,20 @@ const runtime = eventRuntime({
 });
 await runtime.start(); // warns: the timer's anonymous events reach no route
 // #endregion warning
+// The page shows this warning: a run without it is a broken example, not a quiet one.
+if (warned.join() !== 'unauthenticated_source') throw new Error(`expected one warning, got ${warned.join()}`);
 
 // #region explain
 const order = { id: 'o-1', source: 'app://shop', type: 'app.order.created', data: { total: 20 } };
-for (const route of await runtime.explain(order, {
+const explained = await runtime.explain(order, {
   identity: { tenantId: 'acme' },
   trust: 'authenticated',
-})) {
+});
+for (const route of explained) {
   console.log(route.routeId, route.matches, route.reason?.code ?? '', route.reason?.message ?? '');
 }
 // #endregion explain
+if (explained.map((route) => route.reason?.code).join() !== 'type,predicate') {
+  throw new Error(`expected the reasons type and predicate, got ${JSON.stringify(explained)}`);
+}
 await runtime.close();
