@@ -16,7 +16,7 @@ const transport = new AxMCPStreamableHTTPTransport(endpoint, {
   timeoutMs: 30_000, // exchanges without a request deadline (notifications, opening a stream)
   maxResponseBytes: 4 * 1024 * 1024, // the largest single message (default 16 MiB)
   maxRedirects: 5, // each hop checked again by the SSRF policy
-  retry: { attempts: 3, baseDelayMs: 250, maxDelayMs: 30_000 }, // safe requests only, never tools/call
+  retry: { attempts: 3, baseDelayMs: 250, maxDelayMs: 30_000 }, // what is safe to repeat, never tools/call
   maxResumeAttempts: 5, // a broken SSE response resumed with Last-Event-ID
 });
 const client = new AxMCPClient(transport, { namespace: 'inventory' });

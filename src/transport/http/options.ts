@@ -33,7 +33,11 @@ export interface AxMCPStreamableHTTPTransportOptions {
   maxResponseBytes?: number;
   /** Redirects followed per request (default 5); each hop is checked again. */
   maxRedirects?: number;
-  /** Retries of safe requests on 429/502/503/504 and network failures, or `false`. */
+  /**
+   * Retries on 429/502/503/504 and network failures (a reset or refused connection, on either
+   * HTTP entry) of safe requests, notifications and responses (all harmless to repeat; never
+   * `tools/call`), or `false`.
+   */
   retry?: AxMCPRetryOptions | false;
   /** Times a broken response stream is resumed with `Last-Event-ID` before giving up (default 5). */
   maxResumeAttempts?: number;

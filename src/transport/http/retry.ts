@@ -1,5 +1,6 @@
 import { backoffDelayMs } from '../../backoff/backoff.js';
 import { number, object } from '../../options/check.js';
+import { AxMCPTransportError } from '../../protocol/errors.js';
 
 /** When and how long to wait before sending a safe request again. */
 export interface AxMCPRetryOptions {
@@ -38,6 +39,31 @@ export interface RetryPolicy {
 }
 
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** Connection-level failures as node:http reports them (`fetch` reports them as a `TypeError`). */
+const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Did the exchange fail on the network, with no HTTP answer, whichever HTTP stack sent it: a
+ * `fetch` network error, or a node:http connection error (a reset keep-alive socket, a refused
+ * connection). Both entries must retry the same failures.
+ */
+export function isNetworkFailure(error: unknown): boolean {
+  if (!(error instanceof AxMCPTransportError) || error.code !== 'transport_error') return false;
+  const cause = error.cause;
+  if (cause instanceof TypeError) return true;
+  const code = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && NETWORK_ERROR_CODES.has(code);
+}
 
 export function resolveRetryPolicy(option: AxMCPRetryOptions | false | undefined): RetryPolicy {
   if (option === false) return { attempts: 0, baseDelayMs: 0, maxDelayMs: 0 };

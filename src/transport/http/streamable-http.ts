@@ -41,7 +41,7 @@ import {
   isEventStream,
   type PostStreamReading,
 } from './post-answer.js';
-import { httpRetryWaitMs, RETRYABLE_STATUSES, resolveRetryPolicy } from './retry.js';
+import { httpRetryWaitMs, isNetworkFailure, RETRYABLE_STATUSES, resolveRetryPolicy } from './retry.js';
 
 // The options live in their own module; the transports built on this one import them from here.
 export {
@@ -199,31 +199,33 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     }
     // Only an idempotent request is ever retried: any other goes once, with no retry loop around it.
     if (!options.idempotent || this.#retry.attempts === 0) return this.#requestOnce(message, body, options);
-    return this.#requestRetrying(message, body, options);
+    return this.#retrying(() => this.#requestOnce(message, body, options), options.signal);
   }
 
-  async #requestRetrying(
-    message: JSONRPCRequest,
-    body: string,
-    options: AxMCPSendOptions,
-  ): Promise<JSONRPCResponse> {
+  /** Runs `send` again after a retryable failure (a 429/502/503/504, a network failure), with backoff. */
+  async #retrying<T>(send: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#requestOnce(message, body, options);
+        return await send();
       } catch (error) {
-        const wait = this.#retryWait(error, attempt, options);
+        const wait = this.#retryWait(error, attempt, signal);
         if (wait === undefined) throw error;
-        await delay(wait, options.signal);
+        await delay(wait, signal);
       }
     }
   }
 
+  /**
+   * A notification is harmless to repeat (`initialized`, `cancelled`, `progress`, a roots
+   * change), and so is a response (the server settles an id once): both are retried as safe
+   * requests are. A lost `notifications/initialized` failed the whole connect.
+   */
   async notify(message: JSONRPCNotification, options: AxMCPSendOptions = {}): Promise<void> {
-    await this.#postWithoutAnswer(message, options);
+    await this.#retrying(() => this.#postWithoutAnswer(message, options), options.signal);
   }
 
   async respond(message: JSONRPCResponse, options: AxMCPSendOptions = {}): Promise<void> {
-    await this.#postWithoutAnswer(message, options);
+    await this.#retrying(() => this.#postWithoutAnswer(message, options), options.signal);
   }
 
   async openEventStream(options: {
@@ -396,20 +398,13 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     });
   }
 
-  #retryWait(error: unknown, attempt: number, options: AxMCPSendOptions): number | undefined {
-    if (!options.idempotent || attempt >= this.#retry.attempts || options.signal?.aborted || this.#closed) {
-      return undefined;
-    }
+  /** The wait before another attempt of something safe to repeat, or `undefined`: give up. */
+  #retryWait(error: unknown, attempt: number, signal: AbortSignal | undefined): number | undefined {
+    if (attempt >= this.#retry.attempts || signal?.aborted || this.#closed) return undefined;
     if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status)) {
       return httpRetryWaitMs(this.#retry, attempt, error.retryAfterMs);
     }
-    if (
-      error instanceof AxMCPTransportError &&
-      error.code === 'transport_error' &&
-      error.cause instanceof TypeError
-    ) {
-      return httpRetryWaitMs(this.#retry, attempt);
-    }
+    if (isNetworkFailure(error)) return httpRetryWaitMs(this.#retry, attempt);
     return undefined;
   }
 
