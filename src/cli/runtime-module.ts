@@ -9,6 +9,7 @@ import type { AxEventRouteDefinition } from '../events/route.js';
 import type { AxEventRuntimeOptions } from '../events/runtime-options.js';
 import type { AxEventSource } from '../events/source.js';
 import type { AxEventTargetDefinition } from '../events/target.js';
+import { nearest } from '../options/check.js';
 
 /** What a worker (or routes) module provides. */
 export interface AxWorkerModule {
@@ -28,6 +29,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object';
 }
 
+const MODULE_KEYS = ['routes', 'targets', 'sources', 'options', 'close'];
+
+/**
+ * An export one letter or so from a key that is missing (`source` for `sources`, `option` for
+ * `options`) would be left unread, and the worker would run without it: refused, naming the key.
+ * Other exports (helpers) are the module's own business.
+ */
+function refuseNearMisses(path: string, made: Record<string, unknown>): void {
+  for (const name of Object.keys(made)) {
+    if (MODULE_KEYS.includes(name) || name === 'default') continue;
+    const meant = nearest(name, MODULE_KEYS);
+    if (meant === undefined || made[meant] !== undefined || Math.abs(meant.length - name.length) > 1)
+      continue;
+    throw new RuntimeModuleError(`${path} exports ${name}, which is not read: did you mean ${meant}?`);
+  }
+}
+
 /** Imports the module at `path` (relative to the working directory) and checks what it exports. */
 export async function loadRuntimeModule(
   path: string,
@@ -44,6 +62,7 @@ export async function loadRuntimeModule(
   }
   if (!isObject(loaded)) throw new RuntimeModuleError(`${path} is not an ES module`);
   const made: unknown = typeof loaded.default === 'function' ? await loaded.default(context) : loaded;
+  if (isObject(made)) refuseNearMisses(path, made);
   if (!isObject(made) || !Array.isArray(made.routes)) {
     throw new RuntimeModuleError(
       `${path} must export routes (an array), or a default function returning { routes }`,
