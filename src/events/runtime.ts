@@ -36,6 +36,7 @@ import {
   type AxEventSource,
   type AxEventSourceDescription,
   EVENT_SOURCE,
+  SOURCE_DESCRIPTION,
 } from './source.js';
 import { AxMemoryEventStateStore } from './state.js';
 import type { AxEventDeadLetter, AxEventRun, AxEventStore } from './store.js';
@@ -275,8 +276,12 @@ export class AxEventRuntime {
       let description: AxEventSourceDescription | undefined;
       try {
         description = source.describe?.();
+        if (description !== undefined) {
+          assertEventOptions(SOURCE_DESCRIPTION, description, `Source ${source.id}: describe()`);
+        }
       } catch (error) {
         this.#report(error, { phase: 'source', sourceId: source.id });
+        description = undefined;
       }
       if (!description) continue;
       for (const warning of sourceWarnings(source.id, description, routes)) {

@@ -7,11 +7,13 @@
 import {
   anyOf,
   anything,
+  array,
   boolean,
   func,
   instance,
   number,
   object,
+  oneOf,
   record,
   required,
   string,
@@ -88,6 +90,30 @@ export interface AxEventSourceDescription {
    */
   typePrefixes?: readonly string[];
 }
+
+const NAMES = array(string({ nonEmpty: true }));
+
+/**
+ * The shape of {@link AxEventSourceDescription}. A description that does not fit (a string where
+ * a list belongs) would make the runtime's warnings say nonsense or fail `start()` with a raw
+ * `TypeError`; it is reported as the source's error and read no further.
+ */
+export const SOURCE_DESCRIPTION = object(
+  {
+    sources: NAMES,
+    types: NAMES,
+    identity: oneOf('anonymous', 'identified', 'varies'),
+    trust: oneOf('trusted', 'authenticated', 'untrusted', 'varies'),
+    withheld: array(
+      object(
+        { type: required(string({ nonEmpty: true })), reason: required(string()) },
+        { expected: 'a withheld type { type, reason }' },
+      ),
+    ),
+    typePrefixes: NAMES,
+  },
+  { expected: 'a source description { sources?, types?, identity?, trust?, withheld?, typePrefixes? }' },
+);
 
 /** A producer of events, started and closed by the runtime. */
 export interface AxEventSource {

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AxManualEventClock } from './clock.js';
+import { AxEventConfigError } from './errors.js';
 import type { AxEventRouteDefinition } from './route.js';
 import { eventRoute } from './route-builder.js';
 import { eventRuntime } from './runtime.js';
@@ -213,6 +214,31 @@ describe('a route pattern under a prefix the source speaks for in full', () => {
       [eventRoute('narrowed').sources('app://feed').types('feed.chaned').observe(vi.fn()).build()],
     );
     expect(warnings).toEqual([]);
+  });
+});
+
+describe('a description that does not fit its shape', () => {
+  it('is reported as the source error, typed, and read no further', async () => {
+    const errors: unknown[] = [];
+    const { runtime, warnings } = await started(
+      [
+        // biome-ignore lint/suspicious/noExplicitAny: the point is a description the types forbid
+        described('feed', { types: ['feed.changed'], typePrefixes: 'feed.' } as any),
+      ],
+      [eventRoute('typo').types('feed.chaned').observe(vi.fn()).build()],
+      { onError: (error, report) => errors.push([report.phase, report.sourceId, error]) },
+    );
+    expect(warnings).toEqual([]);
+    expect(errors).toHaveLength(1);
+    const [phase, sourceId, error] = errors[0] as [string, string, AxEventConfigError];
+    expect([phase, sourceId]).toEqual(['source', 'feed']);
+    expect(error).toBeInstanceOf(AxEventConfigError);
+    expect(error.message).toBe(
+      'Source feed: describe(): typePrefixes: expected an array of non-empty strings, got a string',
+    );
+    await expect(runtime.publish({ event: { id: '1', source: 's', type: 'x' } })).resolves.toMatchObject({
+      accepted: true,
+    });
   });
 });
 
