@@ -1,4 +1,4 @@
-import { linkAbort } from '../protocol/abort.js';
+import { linkAbort, withLinkedSignal } from '../protocol/abort.js';
 import { AxMCPError, AxMCPTimeoutError } from '../protocol/errors.js';
 import { isErrorResponse, type JSONRPCId, type JSONRPCRequest, rpcError } from '../protocol/jsonrpc.js';
 import type { AxMCPProgress } from '../protocol/messages.js';
@@ -114,7 +114,8 @@ export class InFlightRequests {
     this.#byToken.set(id, { resetTimer, onProgress: request.onProgress });
     resetTimer();
     try {
-      const sendOptions: AxMCPSendOptions = { signal: link.signal };
+      // The signal is made only if the transport reads it (ax-mcp's own follow the link).
+      const sendOptions: AxMCPSendOptions = withLinkedSignal({}, link);
       if (request.headers) sendOptions.headers = request.headers;
       if (request.idempotent) sendOptions.idempotent = true;
       if (request.onStatus) sendOptions.onStatus = request.onStatus;
@@ -122,12 +123,12 @@ export class InFlightRequests {
       if (isErrorResponse(response)) throw rpcError(response.error);
       return response.result;
     } catch (error) {
-      if (link.signal.aborted) {
+      if (link.aborted) {
         this.#onCancel(id, timedOut ? 'timeout' : 'aborted by the caller');
-        if (timedOut) throw link.signal.reason;
+        if (timedOut) throw link.reason;
         throw new AxMCPTimeoutError(`"${request.method}" was aborted`, {
           aborted: true,
-          cause: link.signal.reason,
+          cause: link.reason,
         });
       }
       throw error instanceof AxMCPError ? error : wrap(error, request.method);

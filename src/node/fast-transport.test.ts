@@ -5,7 +5,8 @@ import { startLegacyV2Server } from '../../test/servers/legacy-v2.js';
 import { startModernServer } from '../../test/servers/modern.js';
 import { AxMCPClient } from '../client/client.js';
 import { AxMCPMemoryEraStore } from '../client/era-store.js';
-import { AxMCPSSRFError } from '../protocol/errors.js';
+import { InFlightRequests } from '../client/in-flight.js';
+import { AxMCPSSRFError, AxMCPTimeoutError } from '../protocol/errors.js';
 import { AxMCPNodeHTTPTransport } from './fast-transport.js';
 
 const LOOPBACK = { allowLoopback: true } as const;
@@ -96,6 +97,54 @@ describe('AxMCPNodeHTTPTransport against the official v2 server SDK', () => {
 });
 
 describe('AxMCPNodeHTTPTransport on its own', () => {
+  it('makes no AbortController for a request nobody aborts, JSON or SSE answer; a deadline still ends one', async () => {
+    let hang = false;
+    let hungClosed = false;
+    const url = await serve((req, res, body) => {
+      const { id, method } = JSON.parse(body) as { id: number; method: string };
+      if (hang) {
+        req.socket.on('close', () => {
+          hungClosed = true;
+        });
+        return;
+      }
+      const answer = JSON.stringify({ jsonrpc: '2.0', id, result: { method } });
+      if (method === 'sse') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: ${answer}\n\n`);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(answer);
+      }
+    });
+    const transport = new AxMCPNodeHTTPTransport(url, { ssrfProtection: LOOPBACK });
+    cleanups.push(() => transport.close());
+    const cancelled: string[] = [];
+    const requests = new InFlightRequests(transport, 60_000, (_id, reason) => cancelled.push(reason));
+    await requests.send({ method: 'json' });
+    const Real = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Real {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    try {
+      expect(await requests.send({ method: 'json' })).toEqual({ method: 'json' });
+      expect(await requests.send({ method: 'sse' })).toEqual({ method: 'sse' });
+    } finally {
+      globalThis.AbortController = Real;
+    }
+    // Made only when a signal is read: the direct way follows the links themselves.
+    expect(made).toBe(0);
+    hang = true;
+    const failure = await requests.send({ method: 'json', timeoutMs: 50 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(AxMCPTimeoutError);
+    expect(cancelled).toEqual(['timeout']);
+    await until(() => hungClosed, 'the timed-out request to be dropped');
+  });
+
   it('returns an in-band JSON-RPC error of a 4xx as the answer', async () => {
     const url = await serve((_req, res, body) => {
       const { id } = JSON.parse(body) as { id: number };

@@ -1,46 +1,161 @@
 /**
  * Abort plumbing that never piles listeners on long-lived signals: every link
- * returns a disposer, and callers dispose as soon as their operation ends.
+ * returns a disposer, and callers dispose as soon as their operation ends. A link
+ * makes its web signal only when something reads it, so a chain of links on the
+ * request path (client, transport, socket) costs plain callbacks, not EventTargets.
  */
 import { AxMCPError, AxMCPTimeoutError } from './errors.js';
 
-/** A child controller aborted when any parent aborts; `dispose()` detaches it from the parents. */
+/**
+ * A child of its parents, aborted when any of them aborts; `dispose()` detaches it from them.
+ * Its web `signal` is made on first use: a request that is never aborted (most are) then costs
+ * no `AbortController` and no `EventTarget` listener, which on Node cost several microseconds
+ * each per request. Links follow each other through plain callbacks (`onAbort`).
+ */
 export interface LinkedAbort {
+  /** The web signal of this link, made (and kept in step) the first time it is read. */
   readonly signal: AbortSignal;
+  readonly aborted: boolean;
+  /** Why it aborted: the reason given, or the runtime's `AbortError` when none was. */
+  readonly reason: unknown;
   abort(reason?: unknown): void;
+  /**
+   * Calls `listener` once when this link aborts (at once when it has); returns the function
+   * that stops listening. No `EventTarget` is involved.
+   */
+  onAbort(listener: (reason: unknown) => void): () => void;
   dispose(): void;
 }
 
-export function linkAbort(...parents: (AbortSignal | undefined)[]): LinkedAbort {
-  const controller = new AbortController();
-  const detach: (() => void)[] = [];
-  for (const parent of parents) {
-    if (!parent) continue;
-    if (parent.aborted) {
-      controller.abort(parent.reason);
-      break;
+/** What an operation can be aborted through: a web signal or a {@link LinkedAbort}. */
+export type AbortSource = AbortSignal | LinkedAbort;
+
+const NOTHING_TO_UNDO = () => {};
+
+class Link implements LinkedAbort {
+  aborted = false;
+  reason: unknown;
+  #controller: AbortController | undefined;
+  #listeners: Set<(reason: unknown) => void> | undefined;
+  readonly #detach: (() => void)[] = [];
+
+  get signal(): AbortSignal {
+    let controller = this.#controller;
+    if (controller === undefined) {
+      controller = this.#controller = new AbortController();
+      if (this.aborted) controller.abort(this.reason);
     }
-    detach.push(follow(parent, controller));
+    return controller.signal;
   }
-  return {
-    signal: controller.signal,
-    abort: (reason) => controller.abort(reason),
-    dispose() {
-      for (const undo of detach.splice(0)) undo();
-    },
+
+  // Fields, not methods: callers hand `abort` and `dispose` on as callbacks.
+  readonly abort = (reason?: unknown): void => {
+    if (this.aborted) return;
+    if (reason === undefined) {
+      // The runtime's own default reason (a DOMException named AbortError), as a signal would have it.
+      const controller = new AbortController();
+      controller.abort();
+      reason = controller.signal.reason;
+    }
+    this.aborted = true;
+    this.reason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners === undefined) return;
+    for (const listener of listeners) {
+      try {
+        listener(reason);
+      } catch (error) {
+        // As an EventTarget does: one failing listener neither stops the others nor the aborter.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
   };
+
+  onAbort(listener: (reason: unknown) => void): () => void {
+    if (this.aborted) {
+      listener(this.reason);
+      return NOTHING_TO_UNDO;
+    }
+    const listeners = (this.#listeners ??= new Set());
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+    };
+  }
+
+  readonly dispose = (): void => {
+    for (const undo of this.#detach.splice(0)) undo();
+  };
+
+  follow(parent: AbortSource): boolean {
+    if (parent.aborted) {
+      this.abort(parent.reason);
+      return false;
+    }
+    this.#detach.push(
+      isLink(parent) ? parent.onAbort((reason) => this.abort(reason)) : followSignal(parent, this),
+    );
+    return true;
+  }
+}
+
+export function linkAbort(...parents: (AbortSource | undefined)[]): LinkedAbort {
+  const link = new Link();
+  for (const parent of parents) {
+    if (parent !== undefined && !link.follow(parent)) break;
+  }
+  return link;
+}
+
+/** Calls `listener` once `source` aborts; returns the function that stops listening. */
+export function whenAborted(source: AbortSource, listener: () => void): () => void {
+  if (isLink(source)) return source.onAbort(listener);
+  source.addEventListener('abort', listener, { once: true });
+  return () => source.removeEventListener('abort', listener);
+}
+
+function isLink(source: AbortSource): source is LinkedAbort {
+  return typeof (source as Partial<LinkedAbort>).onAbort === 'function';
+}
+
+/** Where a request's options carry the link behind their `signal` (see {@link withLinkedSignal}). */
+const SEND_LINK = Symbol('ax-mcp.sendLink');
+
+/**
+ * `options` with a `signal` that is `link`'s, made only when something reads it: a transport of
+ * ax-mcp's own follows the link itself ({@link abortSourceOf}), a transport of anyone else reads
+ * `signal` as always.
+ */
+export function withLinkedSignal<T extends object>(
+  options: T,
+  link: LinkedAbort,
+): T & { readonly signal: AbortSignal } {
+  Object.defineProperty(options, 'signal', { get: () => link.signal, enumerable: true, configurable: true });
+  Object.defineProperty(options, SEND_LINK, { value: link, enumerable: true });
+  return options as T & { readonly signal: AbortSignal };
+}
+
+/** What aborts a request: the link behind its options' `signal` when there is one, else the signal. */
+export function abortSourceOf(options: {
+  readonly signal?: AbortSignal | undefined;
+}): AbortSource | undefined {
+  return (options as { [SEND_LINK]?: LinkedAbort })[SEND_LINK] ?? options.signal;
 }
 
 /**
  * Children of each parent signal. A parent carries ONE listener however many operations follow
  * it at once (no pile-up on a long-lived signal), and none once the last follower is gone.
  */
-const followers = new WeakMap<AbortSignal, { children: Set<AbortController>; onAbort: () => void }>();
+const followers = new WeakMap<AbortSignal, { children: Set<Link>; onAbort: () => void }>();
 
-function follow(parent: AbortSignal, child: AbortController): () => void {
+function followSignal(parent: AbortSignal, child: Link): () => void {
   let entry = followers.get(parent);
   if (!entry) {
-    const children = new Set<AbortController>();
+    const children = new Set<Link>();
     const onAbort = () => {
       followers.delete(parent);
       for (const follower of [...children]) follower.abort(parent.reason);
@@ -60,26 +175,27 @@ function follow(parent: AbortSignal, child: AbortController): () => void {
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason; leaves no timer or listener behind. */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+export function delay(ms: number, signal?: AbortSource): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
+    let unlisten = NOTHING_TO_UNDO;
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      unlisten();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal)
+      unlisten = whenAborted(signal, () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
   });
 }
 
 /** The error to throw for an aborted signal: its reason when that is an Error. */
-export function abortReason(signal: AbortSignal): unknown {
+export function abortReason(signal: AbortSource): unknown {
   return signal.reason ?? new DOMException('The operation was aborted', 'AbortError');
 }
 

@@ -6,6 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { type AbortSource, whenAborted } from '../../protocol/abort.js';
 import type { NodeAgents } from './agents.js';
 import { requestError, unexpectedStatus } from './errors.js';
 import type { OutgoingHeaders } from './headers.js';
@@ -22,7 +23,8 @@ export interface NodeRequest {
   /** `content-length` is added here when there is a body. */
   headers: OutgoingHeaders;
   body?: string | Uint8Array | undefined;
-  signal?: AbortSignal | undefined;
+  /** A fetch caller's signal, or the transport's link (followed without making a signal). */
+  signal?: AbortSource | undefined;
 }
 
 /** A response (its status in 200–599) handed to its reader, which settles the exchange. */
@@ -102,9 +104,10 @@ export class NodeHTTPClient {
       let settled = false;
       let res: http.IncomingMessage | undefined;
       let failBody: ((reason: unknown) => void) | undefined;
+      let unlisten: (() => void) | undefined;
       const detach = () => {
         inflight.delete(req);
-        signal?.removeEventListener('abort', onAbort);
+        unlisten?.();
       };
       const fail = (reason: unknown) => {
         detach();
@@ -120,7 +123,7 @@ export class NodeHTTPClient {
         } else fail(signal?.reason);
         req.destroy();
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) unlisten = whenAborted(signal, onAbort);
 
       req.on('error', (error: NodeJS.ErrnoException) => {
         // Once answered, a broken connection is the body's to report.

@@ -5,6 +5,7 @@
  * acted on it.
  */
 import type * as http from 'node:http';
+import type { AbortSource } from '../../protocol/abort.js';
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
@@ -18,7 +19,7 @@ export function retriesOnStaleSocket(method: string): boolean {
 export function failedOnStaleSocket(
   req: http.ClientRequest,
   error: NodeJS.ErrnoException,
-  signal: AbortSignal | undefined,
+  signal: AbortSource | undefined,
 ): boolean {
   return req.reusedSocket && STALE_SOCKET_CODES.has(error.code ?? '') && !signal?.aborted;
 }

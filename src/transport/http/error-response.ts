@@ -4,7 +4,7 @@
  * network failure, a deadline.
  */
 import { readTextLimited } from '../../net/guarded-fetch.js';
-import { abortReason } from '../../protocol/abort.js';
+import { type AbortSource, abortReason } from '../../protocol/abort.js';
 import {
   type AxMCPError,
   AxMCPHTTPStatusError,
@@ -70,7 +70,7 @@ export function statusErrorFrom(
 }
 
 /** Normalizes failures: aborts keep their reason; raw network errors become typed. */
-export function normalizeFailure(error: unknown, signal: AbortSignal, endpoint: string): unknown {
+export function normalizeFailure(error: unknown, signal: AbortSource, endpoint: string): unknown {
   if (signal.aborted) return abortReason(signal);
   if (error instanceof TypeError) {
     return new AxMCPTransportError('transport_error', `Could not reach ${endpoint}: ${error.message}`, {

@@ -3,7 +3,7 @@
  * (resumed with `Last-Event-ID` after drops), or in-band in an error response. Whatever else
  * the server sends along is dispatched as server messages related to the request.
  */
-import { delay } from '../../protocol/abort.js';
+import { delay, type LinkedAbort } from '../../protocol/abort.js';
 import {
   type AxMCPProtocolError,
   AxMCPSessionExpiredError,
@@ -83,7 +83,7 @@ export async function awaitAnswerOnStream(
   reading: PostStreamReading,
   response: Response,
   message: JSONRPCRequest,
-  signal: AbortSignal,
+  link: LinkedAbort,
   session: string | undefined,
 ): Promise<JSONRPCResponse> {
   const { http, endpoint, maxBytes, maxResumes, dispatch } = reading;
@@ -114,7 +114,7 @@ export async function awaitAnswerOnStream(
       // TypeError, ax-mcp/node's bodies as a typed stream_ended.
       const broken =
         error instanceof TypeError || (error instanceof AxMCPTransportError && error.code === 'stream_ended');
-      if (signal.aborted || !broken) throw error;
+      if (link.aborted || !broken) throw error;
     }
     if (state.lastEventId === undefined) {
       if (invalid) throw invalid;
@@ -132,7 +132,7 @@ export async function awaitAnswerOnStream(
         endpoint,
       });
     }
-    await delay(state.retryMs ?? 1000, signal);
+    await delay(state.retryMs ?? 1000, link);
     if (session !== undefined && http.sessionId !== session) {
       throw new AxMCPSessionExpiredError(undefined, { endpoint, sessionId: session });
     }
@@ -140,7 +140,7 @@ export async function awaitAnswerOnStream(
       accept: 'text/event-stream',
       'last-event-id': state.lastEventId,
     };
-    current = await http.send('GET', undefined, headers, signal);
+    current = await http.send('GET', undefined, headers, link.signal);
     if (!current.ok || !isEventStream(current)) {
       throw await statusError(current, `resuming "${message.method}"`, endpoint, session);
     }

@@ -8,7 +8,7 @@ import { type AxMCPAuthentication, authenticationSensitiveHeaders, axMCPOAuth } 
 import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
 import { nestedOptionsError } from '../../net/options-error.js';
 import { type AxMCPSSRFPolicy, assertURLAllowed, resolveSSRFPolicy } from '../../net/ssrf.js';
-import { delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
+import { type AbortSource, abortSourceOf, delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
 import {
   AxMCPHTTPStatusError,
   AxMCPInvalidOptionsError,
@@ -61,7 +61,8 @@ export interface AxMCPDirectPost {
   url: URL;
   headers: Record<string, string>;
   body: string;
-  signal: AbortSignal;
+  /** A link or a signal: the direct way follows either without making a signal. */
+  signal: AbortSource;
   /** The largest answer body accepted, in bytes (a larger one fails with `message_too_large`). */
   maxBytes: number;
 }
@@ -276,9 +277,9 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     }
   }
 
-  /** A child of `signal` that `close()` also aborts; `dispose()` forgets it. */
-  #link(signal: AbortSignal | undefined): LinkedAbort {
-    const link = linkAbort(signal);
+  /** A child of `parent` that `close()` also aborts; `dispose()` forgets it. */
+  #link(parent: AbortSource | undefined): LinkedAbort {
+    const link = linkAbort(parent);
     const open = this.#open;
     open.add(link);
     const dispose = link.dispose;
@@ -295,7 +296,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     options: AxMCPSendOptions,
   ): Promise<JSONRPCResponse> {
     this.#assertOpen();
-    const link = this.#link(options.signal);
+    const link = this.#link(abortSourceOf(options));
     const http = this.#http;
     const session = http.sessionId;
     // The context of the messages that come without an event id, made once for all of them.
@@ -311,7 +312,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     try {
       let response: Response | undefined;
       if (this.#direct !== undefined && !http.authenticated) {
-        const answer = await this.#postDirect(this.#direct, body, options, link.signal);
+        const answer = await this.#postDirect(this.#direct, body, options, link);
         if (answer !== undefined && 'text' in answer) {
           http.captureSessionId(answer.sessionId);
           options.onStatus?.(200);
@@ -342,12 +343,12 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
           onProtocolError: (error) => this.#options.onProtocolError?.(error),
           dispatch,
         };
-        return await awaitAnswerOnStream(reading, response, message, link.signal, http.sessionId);
+        return await awaitAnswerOnStream(reading, response, message, link, http.sessionId);
       }
       const text = await readTextLimited(response, this.#maxBytes, link.signal);
       return answerFromJSON(text, message, this.endpoint, dispatch);
     } catch (error) {
-      throw normalizeFailure(error, link.signal, this.endpoint);
+      throw normalizeFailure(error, link, this.endpoint);
     } finally {
       link.dispose();
     }
@@ -355,7 +356,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
 
   async #postWithoutAnswer(message: JSONRPCMessage, options: AxMCPSendOptions): Promise<void> {
     this.#assertOpen();
-    const link = this.#link(options.signal);
+    const link = this.#link(abortSourceOf(options));
     const timer = setTimeout(() => link.abort(this.#timeout('sending a message')), this.#timeoutMs);
     const session = this.#http.sessionId;
     try {
@@ -373,7 +374,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       const { text, lost } = await readErrorBody(response, this.endpoint, session);
       throw lost ?? statusErrorFrom(response, text, 'a message', this.endpoint);
     } catch (error) {
-      throw normalizeFailure(error, link.signal, this.endpoint);
+      throw normalizeFailure(error, link, this.endpoint);
     } finally {
       clearTimeout(timer);
       link.dispose();
@@ -385,7 +386,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     direct: AxMCPDirectSender,
     body: string,
     options: AxMCPSendOptions,
-    signal: AbortSignal,
+    signal: AbortSource,
   ): Promise<AxMCPDirectAnswer | undefined> {
     const url = this.#http.url;
     if (this.#ssrf.validateURL !== undefined) await assertURLAllowed(url, this.#ssrf);
