@@ -1,4 +1,4 @@
-import { linkAbort, withLinkedSignal } from '../protocol/abort.js';
+import { linkAbort, linkedSignalOptions } from '../protocol/abort.js';
 import { AxMCPError, AxMCPTimeoutError } from '../protocol/errors.js';
 import { isErrorResponse, type JSONRPCId, type JSONRPCRequest, rpcError } from '../protocol/jsonrpc.js';
 import type { AxMCPProgress } from '../protocol/messages.js';
@@ -115,7 +115,7 @@ export class InFlightRequests {
     resetTimer();
     try {
       // The signal is made only if the transport reads it (ax-mcp's own follow the link).
-      const sendOptions: AxMCPSendOptions = withLinkedSignal({}, link);
+      const sendOptions: AxMCPSendOptions = linkedSignalOptions(link);
       if (request.headers) sendOptions.headers = request.headers;
       if (request.idempotent) sendOptions.idempotent = true;
       if (request.onStatus) sendOptions.onStatus = request.onStatus;

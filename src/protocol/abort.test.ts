@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { abortSourceOf, delay, linkAbort, whenAborted, withLinkedSignal } from './abort.js';
+import { abortSourceOf, delay, linkAbort, linkedSignalOptions, whenAborted } from './abort.js';
 
 describe('linkAbort', () => {
   it('aborts children with the parent reason and forgets disposed ones', () => {
@@ -110,7 +110,7 @@ describe('linkAbort', () => {
 
   it('carries the link behind options.signal, made only when read, through a spread', async () => {
     const link = linkAbort(undefined);
-    const options = withLinkedSignal({ headers: { a: 'b' } }, link);
+    const options = { ...linkedSignalOptions(link), headers: { a: 'b' } };
     expect(abortSourceOf(options)).toBe(link);
     expect(abortSourceOf({ ...options })).toBe(link);
     const plain = new AbortController().signal;

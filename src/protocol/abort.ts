@@ -122,21 +122,22 @@ function isLink(source: AbortSource): source is LinkedAbort {
   return typeof (source as Partial<LinkedAbort>).onAbort === 'function';
 }
 
-/** Where a request's options carry the link behind their `signal` (see {@link withLinkedSignal}). */
+/** Where a request's options carry the link behind their `signal` (see {@link linkedSignalOptions}). */
 const SEND_LINK = Symbol('ax-mcp.sendLink');
 
 /**
- * `options` with a `signal` that is `link`'s, made only when something reads it: a transport of
- * ax-mcp's own follows the link itself ({@link abortSourceOf}), a transport of anyone else reads
- * `signal` as always.
+ * Options whose `signal` is `link`'s, made only when something reads it: a transport of
+ * ax-mcp's own follows the link itself ({@link abortSourceOf}), a transport of anyone else
+ * reads `signal` as always. A spread copies both.
  */
-export function withLinkedSignal<T extends object>(
-  options: T,
-  link: LinkedAbort,
-): T & { readonly signal: AbortSignal } {
-  Object.defineProperty(options, 'signal', { get: () => link.signal, enumerable: true, configurable: true });
-  Object.defineProperty(options, SEND_LINK, { value: link, enumerable: true });
-  return options as T & { readonly signal: AbortSignal };
+export function linkedSignalOptions(link: LinkedAbort): { readonly signal: AbortSignal } {
+  // A literal with an accessor keeps one fast shape; defineProperty would not.
+  return {
+    get signal() {
+      return link.signal;
+    },
+    [SEND_LINK]: link,
+  } as { readonly signal: AbortSignal };
 }
 
 /** What aborts a request: the link behind its options' `signal` when there is one, else the signal. */

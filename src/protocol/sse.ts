@@ -31,7 +31,8 @@ export interface SSEReadOptions extends Omit<SSEHandlers, 'onEvent'> {
  */
 export class SSEDecoder {
   readonly #parser: EventSourceParser;
-  readonly #text = new TextDecoder();
+  /** Made on the first chunk of bytes: a body that pushes decoded text (ax-mcp/node's) never needs one. */
+  #text: TextDecoder | undefined;
   readonly #maxEventBytes: number;
   #overflow = false;
 
@@ -58,13 +59,15 @@ export class SSEDecoder {
    * `message_too_large` when the event being assembled outgrows its cap.
    */
   push(chunk: Uint8Array | string): void {
-    this.#parser.feed(typeof chunk === 'string' ? chunk : this.#text.decode(chunk, { stream: true }));
+    this.#parser.feed(
+      typeof chunk === 'string' ? chunk : (this.#text ??= new TextDecoder()).decode(chunk, { stream: true }),
+    );
     if (this.#overflow) throw tooLarge(this.#maxEventBytes);
   }
 
   /** The body ended. A final event without its terminating blank line is incomplete and is dropped, as the SSE spec says. */
   end(): void {
-    this.#parser.feed(this.#text.decode());
+    if (this.#text !== undefined) this.#parser.feed(this.#text.decode());
     if (this.#overflow) throw tooLarge(this.#maxEventBytes);
   }
 }
