@@ -116,6 +116,94 @@ describe('AxMCPHTTPSSETransport against server-everything (sse mode)', () => {
   });
 });
 
+describe('axMCPHTTPTransport: what the HTTP+SSE fallback keeps', () => {
+  it('authenticates HTTP+SSE with the oauth strategy it was given, the same tokens', async () => {
+    const sent: { method: string; authorization: string | null }[] = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push({
+        method: init?.method ?? 'GET',
+        authorization: new Headers(init?.headers).get('authorization'),
+      });
+      return fetch(input, init);
+    };
+    const tokens = {
+      accessToken: 'tok-fallback',
+      tokenType: 'Bearer' as const,
+      scopes: [],
+      requestedScopes: [],
+      issuer: 'https://as.example',
+      resource: server.url,
+    };
+    const asked: string[] = [];
+    const tokenStore = {
+      get: (key: string) => {
+        asked.push(key);
+        return { tokens };
+      },
+      set: () => {},
+      delete: () => {},
+    };
+    const transport = axMCPHTTPTransport(server.url, {
+      ssrfProtection: LOOPBACK,
+      fetch: recording,
+      oauth: { tokenStore },
+      legacySSEFallback: true,
+    });
+    const client = clientFor(transport, { era: 'auto' });
+    try {
+      await client.init();
+      expect(transport.kind).toBe('sse');
+      const before = sent.length;
+      expect(texts(await client.callTool('echo', { message: 'with a token' }))).toContain('with a token');
+      const afterFallback = sent.slice(before);
+      expect(afterFallback.length).toBeGreaterThan(0);
+      // Every HTTP+SSE request went with the token, as the Streamable HTTP ones did.
+      expect(afterFallback.every((request) => request.authorization === 'Bearer tok-fallback')).toBe(true);
+      expect(sent[0]?.authorization).toBe('Bearer tok-fallback');
+      expect(asked.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('keeps maxRedirects: 0 refuses the redirect to the SSE stream, the default follows it', async () => {
+    // The old address answers 307 to the stream's own; the hop stays on the server's origin.
+    const old = `${server.url}?old=1`;
+    const redirecting: typeof fetch = (input, init) =>
+      String(input) === old
+        ? Promise.resolve(new Response(null, { status: 307, headers: { location: server.url } }))
+        : fetch(input, init);
+    const via = (extra: { maxRedirects?: number }) =>
+      clientFor(
+        axMCPHTTPTransport(server.url, {
+          ssrfProtection: LOOPBACK,
+          fetch: redirecting,
+          legacySSEFallback: { url: old },
+          ...extra,
+        }),
+        { era: 'auto' },
+      );
+    const refusing = via({ maxRedirects: 0 });
+    const failure = await refusing.init().catch((error: unknown) => error);
+    await refusing.close();
+    expect(String((failure as Error)?.message)).toMatch(/Too many redirects/);
+    const following = via({});
+    try {
+      await following.init();
+      expect(following.transport.kind).toBe('sse');
+    } finally {
+      await following.close();
+    }
+    const direct = clientFor(
+      new AxMCPHTTPSSETransport(old, { ssrfProtection: LOOPBACK, fetch: redirecting, maxRedirects: 0 }),
+      { era: 'legacy' },
+    );
+    const refused = await direct.init().catch((error: unknown) => error);
+    await direct.close();
+    expect(String((refused as Error)?.message)).toMatch(/Too many redirects/);
+  });
+});
+
 describe('AxMCPHTTPSSETransport: a dropped GET stream', () => {
   it('rejects the pending call, re-initializes over a new stream and restores the subscription', async () => {
     const proxy = await startFaultProxy(server.url);

@@ -129,19 +129,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   ) {
     const label = `${new.target.name} options`;
     assertMCPOptions(STREAMABLE_HTTP_OPTIONS, options, label);
-    if (options.oauth) {
-      let oauth: AxMCPAuthentication;
-      try {
-        oauth = axMCPOAuth({
-          fetch: options.fetch,
-          ssrfProtection: options.ssrfProtection,
-          ...options.oauth,
-        });
-      } catch (error) {
-        throw error instanceof AxMCPInvalidOptionsError ? nestedOptionsError(error, 'oauth', label) : error;
-      }
-      options = { ...options, authentication: [...[options.authentication ?? []].flat(), oauth] };
-    }
+    options = withOAuthStrategy(options, label);
     const target = new URL(url);
     if (target.username || target.password) {
       throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
@@ -417,6 +405,26 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     if (this.#closed)
       throw new AxMCPTransportError('closed', 'The transport was closed', { endpoint: this.endpoint });
   }
+}
+
+/**
+ * `options` with `oauth` made into an authentication strategy, after the others, and `oauth`
+ * itself left out; `options` as given without one. The HTTP+SSE fallback uses it so that both
+ * of its transports authenticate with one strategy (one token cache) (internal).
+ */
+export function withOAuthStrategy<T extends AxMCPStreamableHTTPTransportOptions>(
+  options: T,
+  label: string,
+): T {
+  if (!options.oauth) return options;
+  let oauth: AxMCPAuthentication;
+  try {
+    oauth = axMCPOAuth({ fetch: options.fetch, ssrfProtection: options.ssrfProtection, ...options.oauth });
+  } catch (error) {
+    throw error instanceof AxMCPInvalidOptionsError ? nestedOptionsError(error, 'oauth', label) : error;
+  }
+  const { oauth: _folded, ...rest } = options;
+  return { ...rest, authentication: [...[options.authentication ?? []].flat(), oauth] } as T;
 }
 
 /** What every POST says it sends and accepts. */

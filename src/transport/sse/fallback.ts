@@ -11,6 +11,7 @@ import {
   type AxMCPStreamableHTTPTransportOptions,
   HTTP_TRANSPORT_ALIASES,
   STREAMABLE_HTTP_OPTIONS,
+  withOAuthStrategy,
 } from '../http/streamable-http.js';
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransport, AxMCPTransportHandlers } from '../types.js';
 import { AxMCPHTTPSSETransport, type AxMCPHTTPSSETransportOptions } from './http-sse.js';
@@ -92,13 +93,16 @@ export class AxMCPHTTPFallbackTransport implements AxMCPTransport {
   #handlers: AxMCPTransportHandlers | undefined;
 
   constructor(url: string | URL, options: AxMCPHTTPTransportOptions = {}) {
-    assertMCPOptions(HTTP_TRANSPORT_OPTIONS, options, 'AxMCPHTTPFallbackTransport options');
-    const { legacySSEFallback, ...rest } = options;
+    const label = 'AxMCPHTTPFallbackTransport options';
+    assertMCPOptions(HTTP_TRANSPORT_OPTIONS, options, label);
+    const { legacySSEFallback, ...given } = options;
+    // Made once, for both transports: after the fallback, HTTP+SSE sends with the same tokens.
+    const rest = withOAuthStrategy(given, label);
     this.#streamable = new AxMCPStreamableHTTPTransport(url, rest);
     this.endpoint = this.#streamable.endpoint;
     this.endpointKey = this.#streamable.endpointKey;
     this.#sseURL = typeof legacySSEFallback === 'object' ? legacySSEFallback.url : url;
-    this.#options = options;
+    this.#options = rest;
   }
 
   /** `http` until the fallback, `sse` after it. */
@@ -127,6 +131,7 @@ export class AxMCPHTTPFallbackTransport implements AxMCPTransport {
     if (o.authentication) options.authentication = o.authentication;
     if (o.fetch) options.fetch = o.fetch;
     if (o.ssrfProtection !== undefined) options.ssrfProtection = o.ssrfProtection;
+    if (o.maxRedirects !== undefined) options.maxRedirects = o.maxRedirects;
     if (o.timeoutMs !== undefined) options.timeoutMs = o.timeoutMs;
     if (o.maxResponseBytes !== undefined) options.maxMessageBytes = o.maxResponseBytes;
     const onProtocolError = o.onProtocolError;

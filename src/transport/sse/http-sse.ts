@@ -41,6 +41,8 @@ export interface AxMCPHTTPSSETransportOptions {
   fetch?: typeof fetch;
   /** SSRF protection (default on): HTTPS only, no loopback or private addresses. */
   ssrfProtection?: boolean | AxMCPSSRFOptions;
+  /** How many redirects to follow, each hop checked again by the SSRF policy (default 5; 0 refuses every redirect). */
+  maxRedirects?: number;
   /** Time allowed to open the stream and receive the `endpoint` event, and for each POST. Default 30 000 ms. */
   timeoutMs?: number;
   /** The largest single server message accepted, in bytes (default 16 MiB). */
@@ -58,6 +60,7 @@ const HTTP_SSE_OPTIONS = object(
     authentication: AUTHENTICATION_OPTION,
     fetch: FETCH,
     ssrfProtection: SSRF_PROTECTION,
+    maxRedirects: number({ integer: true, min: 0 }),
     timeoutMs: number({ min: 1 }),
     maxMessageBytes: number({ integer: true, min: 1 }),
     onProtocolError: func('a function (error) => void'),
@@ -68,6 +71,7 @@ const HTTP_SSE_OPTIONS = object(
     aliases: {
       auth: 'authentication',
       ssrf: 'ssrfProtection',
+      redirects: 'maxRedirects',
       timeout: 'timeoutMs',
       maxBytes: 'maxMessageBytes',
       maxResponseBytes: 'maxMessageBytes',
@@ -133,6 +137,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
       sensitiveHeaders: authenticationSensitiveHeaders(options.authentication),
     };
     if (options.fetch) guard.fetch = options.fetch;
+    if (options.maxRedirects !== undefined) guard.maxRedirects = options.maxRedirects;
     this.#fetch = createGuardedFetch(guard);
   }
 
