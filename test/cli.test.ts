@@ -362,6 +362,31 @@ export const routes = [
     expect(`${refused.stderr}${closed.stderr}${remote.stderr}`).not.toContain('ssrfProtection');
   });
 
+  it('refuses the HTTP-only flags where they would go nowhere: a token for a WebSocket or a stdio server', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['inspect', 'ws://127.0.0.1:9/mcp', '--allow-localhost', '--bearer', 'tok'],
+        'ax-mcp: --bearer applies to http(s) endpoints only, not to a WebSocket endpoint',
+      ],
+      [
+        ['inspect', '--header', 'X-Key: k', '--bearer', 'tok', '--', process.execPath, 'server.mjs'],
+        'ax-mcp: --header and --bearer apply to http(s) endpoints only, not to a stdio server',
+      ],
+      [
+        ['inspect', 'stdio:node server.mjs', '--sse'],
+        'ax-mcp: --sse applies to http(s) endpoints only, not to a stdio server',
+      ],
+      [
+        ['inspect', url, '--allow-localhost', '--sse', '--legacy-sse-fallback'],
+        'ax-mcp: --sse and --legacy-sse-fallback both choose the transport: give one of them',
+      ],
+    ];
+    for (const [args, first] of cases) {
+      const refused = await run(args);
+      expect([refused.code, refused.stderr.split('\n')[0]], args.join(' ')).toEqual([2, first]);
+    }
+  });
+
   it('demo --serve runs the standalone demo server until interrupted, for the other commands to use', async () => {
     const serving = running(['demo', '--serve', '--port', '0', '--era', 'legacy']);
     let code: number | null = null;

@@ -88,11 +88,13 @@ export async function transportFor(
   flags: ConnectFlags,
 ): Promise<AxMCPTransport> {
   if (typeof endpoint !== 'string') {
+    refuseHTTPOnlyFlags(flags, 'a stdio server');
     const [command, ...args] = endpoint;
     if (!command) throw new UsageError('-- needs a command, for example -- npx -y my-server');
     return new AxMCPStdioTransport({ command, args });
   }
   if (endpoint.startsWith('stdio:')) {
+    refuseHTTPOnlyFlags(flags, 'a stdio server');
     const [command, ...args] = endpoint.slice('stdio:'.length).trim().split(/\s+/);
     if (!command) throw new UsageError('stdio: needs a command, for example stdio:npx -y my-server');
     return new AxMCPStdioTransport({ command, args });
@@ -105,6 +107,8 @@ export async function transportFor(
   }
   const ssrfProtection = flags['allow-localhost'] ? { allowLoopback: true } : true;
   if (url.protocol === 'ws:' || url.protocol === 'wss:') {
+    // A WebSocket handshake carries no headers of ours (the web API has no way to set them).
+    refuseHTTPOnlyFlags(flags, 'a WebSocket endpoint');
     return new AxMCPWebSocketTransport(url, { ssrfProtection, WebSocket: await webSocketConstructor() });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -118,8 +122,27 @@ export async function transportFor(
   }
   const authentication = flags.bearer ? axMCPBearerAuthentication(flags.bearer) : undefined;
   const http = { headers, ssrfProtection, ...(authentication ? { authentication } : {}) };
+  if (flags.sse && flags['legacy-sse-fallback'])
+    throw new UsageError('--sse and --legacy-sse-fallback both choose the transport: give one of them');
   if (flags.sse) return new AxMCPHTTPSSETransport(url, http);
   return axMCPHTTPTransport(url, { ...http, legacySSEFallback: flags['legacy-sse-fallback'] === true });
+}
+
+/**
+ * Flags only an HTTP endpoint can honour, refused elsewhere: a `--bearer` token that went
+ * nowhere would look like a server that ignores it.
+ */
+function refuseHTTPOnlyFlags(flags: ConnectFlags, what: string): void {
+  const given = [
+    (flags.header?.length ?? 0) > 0 ? '--header' : undefined,
+    flags.bearer !== undefined ? '--bearer' : undefined,
+    flags.sse ? '--sse' : undefined,
+    flags['legacy-sse-fallback'] ? '--legacy-sse-fallback' : undefined,
+  ].filter((flag) => flag !== undefined);
+  if (given.length === 0) return;
+  throw new UsageError(
+    `${given.join(' and ')} ${given.length === 1 ? 'applies' : 'apply'} to http(s) endpoints only, not to ${what}`,
+  );
 }
 
 /** The global `WebSocket` (Node ≥ 22), else the `ws` package if it is installed. */
