@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { countAbortControllers } from '../../test/helpers/abort-controllers.js';
 import { startLegacyV2Server } from '../../test/servers/legacy-v2.js';
 import { startModernServer } from '../../test/servers/modern.js';
 import { AxMCPClient } from '../client/client.js';
@@ -122,20 +123,10 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     const cancelled: string[] = [];
     const requests = new InFlightRequests(transport, 60_000, (_id, reason) => cancelled.push(reason));
     await requests.send({ method: 'json' });
-    const Real = globalThis.AbortController;
-    let made = 0;
-    globalThis.AbortController = class extends Real {
-      constructor() {
-        super();
-        made++;
-      }
-    };
-    try {
+    const made = await countAbortControllers(async () => {
       expect(await requests.send({ method: 'json' })).toEqual({ method: 'json' });
       expect(await requests.send({ method: 'sse' })).toEqual({ method: 'sse' });
-    } finally {
-      globalThis.AbortController = Real;
-    }
+    });
     // Made only when a signal is read: the direct way follows the links themselves.
     expect(made).toBe(0);
     hang = true;

@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { countAbortControllers } from '../../test/helpers/abort-controllers.js';
 import { abortSourceOf, delay, linkAbort, linkedSignalOptions, whenAborted } from './abort.js';
 
 describe('linkAbort', () => {
@@ -39,34 +40,24 @@ describe('linkAbort', () => {
     expect(linkAbort(undefined, parent.signal).signal.reason).toBe('gone');
   });
 
-  it('makes its signal only when it is read, in step with the link either way', () => {
-    const Real = globalThis.AbortController;
-    let made = 0;
-    globalThis.AbortController = class extends Real {
-      constructor() {
-        super();
-        made++;
-      }
-    };
-    try {
-      const link = linkAbort(undefined);
+  it('makes its signal only when it is read, in step with the link either way', async () => {
+    let link = linkAbort(undefined);
+    const made = await countAbortControllers(() => {
+      link = linkAbort(undefined);
       link.abort(new Error('early'));
-      expect(made).toBe(0);
-      expect(link.aborted).toBe(true);
-      expect(link.signal.aborted).toBe(true);
-      expect((link.signal.reason as Error).message).toBe('early');
-      expect(made).toBe(1);
-      const later = linkAbort(undefined);
-      const signal = later.signal;
-      let heard: unknown;
-      signal.addEventListener('abort', () => {
-        heard = signal.reason;
-      });
-      later.abort('late');
-      expect(heard).toBe('late');
-    } finally {
-      globalThis.AbortController = Real;
-    }
+    });
+    expect(made).toBe(0);
+    expect(link.aborted).toBe(true);
+    expect(link.signal.aborted).toBe(true);
+    expect((link.signal.reason as Error).message).toBe('early');
+    const later = linkAbort(undefined);
+    const signal = later.signal;
+    let heard: unknown;
+    signal.addEventListener('abort', () => {
+      heard = signal.reason;
+    });
+    later.abort('late');
+    expect(heard).toBe('late');
   });
 
   it('follows another link without an event listener, and stops following once disposed', () => {
