@@ -204,6 +204,52 @@ describe('axMCPHTTPTransport: what the HTTP+SSE fallback keeps', () => {
   });
 });
 
+describe('AxMCPHTTPSSETransport: retries', () => {
+  it('posts a safe request again after a 503, never a tools/call; retry: false posts once', async () => {
+    const proxy = await startFaultProxy(server.url);
+    const quick = { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 };
+    const client = clientFor(
+      new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry: quick }),
+      {
+        era: 'legacy',
+      },
+    );
+    const once = clientFor(new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry: false }), {
+      era: 'legacy',
+    });
+    const count = (method: string) => proxy.stats.rpcMethods.get(method) ?? 0;
+    try {
+      await client.init();
+      await once.init();
+      const pings = count('ping');
+      proxy.faults.failNext(2, 503, { method: 'POST' });
+      await client.ping();
+      // Two answered 503 by the proxy (never forwarded), the third reached the server.
+      expect(proxy.stats.injectedFailures).toBe(2);
+      expect(count('ping') - pings).toBe(1);
+
+      const calls = count('tools/call');
+      proxy.faults.failNext(1, 503, { method: 'POST' });
+      const refused = await client.callTool('echo', { message: 'once' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(AxMCPHTTPStatusError);
+      expect((refused as AxMCPHTTPStatusError).status).toBe(503);
+      // Posted once: the 503 took it, nothing reached the server.
+      expect(proxy.stats.injectedFailures).toBe(3);
+      expect(count('tools/call') - calls).toBe(0);
+
+      proxy.faults.failNext(1, 503, { method: 'POST' });
+      const unretried = await once.ping().catch((error: unknown) => error);
+      expect((unretried as AxMCPHTTPStatusError).status).toBe(503);
+      expect(proxy.stats.injectedFailures).toBe(4);
+      expect(texts(await client.callTool('echo', { message: 'after' }))).toContain('after');
+    } finally {
+      await client.close();
+      await once.close();
+      await proxy.close();
+    }
+  });
+});
+
 describe('AxMCPHTTPSSETransport: a dropped GET stream', () => {
   it('rejects the pending call, re-initializes over a new stream and restores the subscription', async () => {
     const proxy = await startFaultProxy(server.url);

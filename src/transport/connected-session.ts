@@ -31,6 +31,12 @@ import {
 } from './session-loss.js';
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransportHandlers } from './types.js';
 
+/**
+ * Requests the client marked safe to repeat (`idempotent`), for a binding that sends each message
+ * on its own exchange and retries what is harmless to repeat (HTTP+SSE posts).
+ */
+export const safeToRepeat = new WeakSet<JSONRPCRequest>();
+
 /** One open connection, as a binding reports it to {@link ConnectedSession}. */
 export interface SessionConnection {
   /** Correlates this connection's messages; the binding closes it (with a reason) when the peer ends. */
@@ -99,6 +105,7 @@ export class ConnectedSession {
     const initialize = message.method === 'initialize';
     const live = await this.#ready(message.method, options.signal, initialize);
     if (initialize) live.session = true;
+    if (options.idempotent) safeToRepeat.add(message);
     let response: JSONRPCResponse;
     try {
       response = await live.connection.channel.request(message, withSignal(options.signal));

@@ -132,6 +132,7 @@ export class AxMCPHTTPFallbackTransport implements AxMCPTransport {
     if (o.fetch) options.fetch = o.fetch;
     if (o.ssrfProtection !== undefined) options.ssrfProtection = o.ssrfProtection;
     if (o.maxRedirects !== undefined) options.maxRedirects = o.maxRedirects;
+    if (o.retry !== undefined) options.retry = o.retry;
     if (o.timeoutMs !== undefined) options.timeoutMs = o.timeoutMs;
     if (o.maxResponseBytes !== undefined) options.maxMessageBytes = o.maxResponseBytes;
     const onProtocolError = o.onProtocolError;

@@ -12,8 +12,8 @@ import {
 } from '../../auth/index.js';
 import { createGuardedFetch, FETCH, readTextLimited } from '../../net/guarded-fetch.js';
 import { type AxMCPSSRFOptions, redactURL, SSRF_PROTECTION } from '../../net/ssrf.js';
-import { func, number, object } from '../../options/check.js';
-import { linkAbort } from '../../protocol/abort.js';
+import { anyOf, func, number, object, oneOf } from '../../options/check.js';
+import { delay, linkAbort } from '../../protocol/abort.js';
 import {
   type AxMCPError,
   AxMCPHTTPStatusError,
@@ -22,10 +22,20 @@ import {
   AxMCPTransportError,
   assertMCPOptions,
 } from '../../protocol/errors.js';
-import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '../../protocol/jsonrpc.js';
 import { readSSE, type SSEEvent } from '../../protocol/sse.js';
-import type { SessionConnection } from '../connected-session.js';
+import { type SessionConnection, safeToRepeat } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
+import {
+  type AxMCPRetryOptions,
+  httpRetryWaitMs,
+  isNetworkFailure,
+  parseRetryAfter,
+  RETRY_OPTIONS,
+  RETRYABLE_STATUSES,
+  type RetryPolicy,
+  resolveRetryPolicy,
+} from '../http/retry.js';
 import { HEADERS } from '../http/streamable-http.js';
 import { AxMCPMessageChannel } from '../message-channel.js';
 import { type AxMCPReconnectOptions, RECONNECT_OPTIONS } from '../session-loss.js';
@@ -49,6 +59,13 @@ export interface AxMCPHTTPSSETransportOptions {
   maxMessageBytes?: number;
   /** Called with what the transport drops: undecodable events, responses nobody waits for. */
   onProtocolError?: (error: AxMCPError) => void;
+  /**
+   * Posting again after a 429, 502, 503 or 504 or a network failure, with backoff and the
+   * server's `Retry-After` (capped at `maxDelayMs`), for what is harmless to repeat: safe
+   * requests, notifications and responses, never `tools/call`. Default `{ attempts: 3,
+   * baseDelayMs: 250, maxDelayMs: 30000 }`; `false` posts once.
+   */
+  retry?: AxMCPRetryOptions | false;
   /** The backoff between reconnects after the stream dropped: from 100 ms (`baseDelayMs`), doubling, up to 10 s (`maxDelayMs`). */
   reconnect?: AxMCPReconnectOptions;
 }
@@ -64,6 +81,7 @@ const HTTP_SSE_OPTIONS = object(
     timeoutMs: number({ min: 1 }),
     maxMessageBytes: number({ integer: true, min: 1 }),
     onProtocolError: func('a function (error) => void'),
+    retry: anyOf(oneOf(false), RETRY_OPTIONS),
     reconnect: RECONNECT_OPTIONS,
   },
   {
@@ -116,6 +134,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
   protected readonly reconnect: AxMCPReconnectOptions | undefined;
+  readonly #retry: RetryPolicy;
   #connections = 0;
 
   constructor(url: string | URL, options: AxMCPHTTPSSETransportOptions = {}) {
@@ -132,6 +151,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_BYTES;
     this.reconnect = options.reconnect;
+    this.#retry = resolveRetryPolicy(options.retry);
     const guard: Parameters<typeof createGuardedFetch>[0] = {
       ssrfProtection: options.ssrfProtection ?? true,
       sensitiveHeaders: authenticationSensitiveHeaders(options.authentication),
@@ -247,7 +267,29 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     await events.return(undefined).catch(() => undefined);
   }
 
+  /**
+   * Posts `message`, again after a retryable failure when it is harmless to repeat: a
+   * notification, a response, or a request the client marked safe (never `tools/call`).
+   */
   async #post(url: URL, message: JSONRPCMessage, stream: AbortSignal): Promise<void> {
+    const repeatable =
+      !('method' in message && 'id' in message) || safeToRepeat.has(message as JSONRPCRequest);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#postOnce(url, message, stream);
+      } catch (error) {
+        if (!repeatable || attempt >= this.#retry.attempts || stream.aborted) throw error;
+        let wait: number;
+        if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status))
+          wait = httpRetryWaitMs(this.#retry, attempt, error.retryAfterMs);
+        else if (isNetworkFailure(error)) wait = httpRetryWaitMs(this.#retry, attempt);
+        else throw error;
+        await delay(wait, stream);
+      }
+    }
+  }
+
+  async #postOnce(url: URL, message: JSONRPCMessage, stream: AbortSignal): Promise<void> {
     const link = linkAbort(stream);
     const timer = setTimeout(
       () =>
@@ -329,9 +371,11 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     const text = await readTextLimited(response, ERROR_BODY_BYTES, undefined, { truncate: true }).catch(
       () => '',
     );
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
     return new AxMCPHTTPStatusError(response.status, `HTTP ${response.status} ${what}`, {
       endpoint: this.endpoint,
       bodySnippet: text.slice(0, 500),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
 
