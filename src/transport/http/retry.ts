@@ -1,6 +1,6 @@
 import { backoffDelayMs } from '../../backoff/backoff.js';
 import { number, object } from '../../options/check.js';
-import { AxMCPTransportError } from '../../protocol/errors.js';
+import { AxMCPHTTPStatusError, AxMCPTransportError } from '../../protocol/errors.js';
 
 /** When and how long to wait before sending a safe request again. */
 export interface AxMCPRetryOptions {
@@ -91,4 +91,17 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
+}
+
+/**
+ * The wait before sending again after `error` on attempt `attempt` (0-based), or `undefined`:
+ * give up (attempts spent, or a failure that is not a 429/502/503/504 or a network failure).
+ */
+export function retryWaitAfter(policy: RetryPolicy, error: unknown, attempt: number): number | undefined {
+  if (attempt >= policy.attempts) return undefined;
+  if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status)) {
+    return httpRetryWaitMs(policy, attempt, error.retryAfterMs);
+  }
+  if (isNetworkFailure(error)) return httpRetryWaitMs(policy, attempt);
+  return undefined;
 }

@@ -41,7 +41,7 @@ import {
   isEventStream,
   type PostStreamReading,
 } from './post-answer.js';
-import { httpRetryWaitMs, isNetworkFailure, RETRYABLE_STATUSES, resolveRetryPolicy } from './retry.js';
+import { resolveRetryPolicy, retryWaitAfter } from './retry.js';
 
 // The options live in their own module; the transports built on this one import them from here.
 export {
@@ -389,12 +389,8 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
 
   /** The wait before another attempt of something safe to repeat, or `undefined`: give up. */
   #retryWait(error: unknown, attempt: number, signal: AbortSignal | undefined): number | undefined {
-    if (attempt >= this.#retry.attempts || signal?.aborted || this.#closed) return undefined;
-    if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status)) {
-      return httpRetryWaitMs(this.#retry, attempt, error.retryAfterMs);
-    }
-    if (isNetworkFailure(error)) return httpRetryWaitMs(this.#retry, attempt);
-    return undefined;
+    if (signal?.aborted || this.#closed) return undefined;
+    return retryWaitAfter(this.#retry, error, attempt);
   }
 
   #timeout(what: string): AxMCPTransportError {

@@ -28,13 +28,11 @@ import { type SessionConnection, safeToRepeat } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
 import {
   type AxMCPRetryOptions,
-  httpRetryWaitMs,
-  isNetworkFailure,
   parseRetryAfter,
   RETRY_OPTIONS,
-  RETRYABLE_STATUSES,
   type RetryPolicy,
   resolveRetryPolicy,
+  retryWaitAfter,
 } from '../http/retry.js';
 import { HEADERS } from '../http/streamable-http.js';
 import { AxMCPMessageChannel } from '../message-channel.js';
@@ -278,12 +276,8 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
       try {
         return await this.#postOnce(url, message, stream);
       } catch (error) {
-        if (!repeatable || attempt >= this.#retry.attempts || stream.aborted) throw error;
-        let wait: number;
-        if (error instanceof AxMCPHTTPStatusError && RETRYABLE_STATUSES.has(error.status))
-          wait = httpRetryWaitMs(this.#retry, attempt, error.retryAfterMs);
-        else if (isNetworkFailure(error)) wait = httpRetryWaitMs(this.#retry, attempt);
-        else throw error;
+        const wait = repeatable && !stream.aborted ? retryWaitAfter(this.#retry, error, attempt) : undefined;
+        if (wait === undefined) throw error;
         await delay(wait, stream);
       }
     }
