@@ -248,6 +248,35 @@ describe('AxMCPHTTPSSETransport: retries', () => {
       await proxy.close();
     }
   });
+
+  it('does not post a safe request again once its caller gave up during the backoff', async () => {
+    const proxy = await startFaultProxy(server.url);
+    const patient = { attempts: 3, baseDelayMs: 400, maxDelayMs: 400 };
+    const client = clientFor(
+      new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry: patient }),
+      {
+        era: 'legacy',
+      },
+    );
+    try {
+      await client.init();
+      const pings = proxy.stats.rpcMethods.get('ping') ?? 0;
+      proxy.faults.failNext(1, 503, { method: 'POST' });
+      const controller = new AbortController();
+      const pending = client.ping({ signal: controller.signal }).catch((error: unknown) => error);
+      await eventually(() => proxy.stats.injectedFailures === 1, 5000, 'the 503');
+      controller.abort();
+      expect(await pending).toBeInstanceOf(Error);
+      // Past the longest backoff: nothing more was posted for it.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(proxy.stats.rpcMethods.get('ping') ?? 0).toBe(pings);
+      await client.ping();
+      expect(proxy.stats.rpcMethods.get('ping')).toBe(pings + 1);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
 });
 
 describe('AxMCPHTTPSSETransport: a dropped GET stream', () => {

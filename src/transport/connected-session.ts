@@ -32,10 +32,11 @@ import {
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransportHandlers } from './types.js';
 
 /**
- * Requests the client marked safe to repeat (`idempotent`), for a binding that sends each message
- * on its own exchange and retries what is harmless to repeat (HTTP+SSE posts).
+ * Requests the client marked safe to repeat (`idempotent`), with the signal that ends each one,
+ * for a binding that sends every message on its own exchange and retries what is harmless to
+ * repeat (HTTP+SSE posts): a request its caller gave up on is not sent again.
  */
-export const safeToRepeat = new WeakSet<JSONRPCRequest>();
+export const safeToRepeat = new WeakMap<JSONRPCRequest, AbortSignal | undefined>();
 
 /** One open connection, as a binding reports it to {@link ConnectedSession}. */
 export interface SessionConnection {
@@ -105,7 +106,7 @@ export class ConnectedSession {
     const initialize = message.method === 'initialize';
     const live = await this.#ready(message.method, options.signal, initialize);
     if (initialize) live.session = true;
-    if (options.idempotent) safeToRepeat.add(message);
+    if (options.idempotent) safeToRepeat.set(message, options.signal);
     let response: JSONRPCResponse;
     try {
       response = await live.connection.channel.request(message, withSignal(options.signal));

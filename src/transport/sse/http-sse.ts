@@ -270,16 +270,25 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
    * notification, a response, or a request the client marked safe (never `tools/call`).
    */
   async #post(url: URL, message: JSONRPCMessage, stream: AbortSignal): Promise<void> {
-    const repeatable =
-      !('method' in message && 'id' in message) || safeToRepeat.has(message as JSONRPCRequest);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.#postOnce(url, message, stream);
-      } catch (error) {
-        const wait = repeatable && !stream.aborted ? retryWaitAfter(this.#retry, error, attempt) : undefined;
-        if (wait === undefined) throw error;
-        await delay(wait, stream);
+    const request = 'method' in message && 'id' in message ? (message as JSONRPCRequest) : undefined;
+    const repeatable = request === undefined || safeToRepeat.has(request);
+    // Waiting to post again ends with the stream, or with the request when its caller gives up.
+    const waiting = linkAbort(stream, request && safeToRepeat.get(request));
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await this.#postOnce(url, message, stream);
+        } catch (error) {
+          const wait =
+            repeatable && !waiting.aborted ? retryWaitAfter(this.#retry, error, attempt) : undefined;
+          if (wait === undefined) throw error;
+          await delay(wait, waiting).catch(() => {
+            throw error;
+          });
+        }
       }
+    } finally {
+      waiting.dispose();
     }
   }
 
