@@ -12,6 +12,7 @@ import {
   type AxMCPClientOptions,
   AxMCPHTTPFallbackTransport,
   AxMCPHTTPSSETransport,
+  type AxMCPHTTPSSETransportOptions,
   AxMCPHTTPStatusError,
   AxMCPMemoryEraStore,
   AxMCPSSRFError,
@@ -205,18 +206,14 @@ describe('axMCPHTTPTransport: what the HTTP+SSE fallback keeps', () => {
 });
 
 describe('AxMCPHTTPSSETransport: retries', () => {
+  /** A legacy client over HTTP+SSE through `proxy`, with `retry`. */
+  const sseClient = (proxy: { url: string }, retry: AxMCPHTTPSSETransportOptions['retry']) =>
+    clientFor(new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry }), { era: 'legacy' });
+
   it('posts a safe request again after a 503, never a tools/call; retry: false posts once', async () => {
     const proxy = await startFaultProxy(server.url);
-    const quick = { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 };
-    const client = clientFor(
-      new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry: quick }),
-      {
-        era: 'legacy',
-      },
-    );
-    const once = clientFor(new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry: false }), {
-      era: 'legacy',
-    });
+    const client = sseClient(proxy, { attempts: 3, baseDelayMs: 1, maxDelayMs: 20 });
+    const once = sseClient(proxy, false);
     const count = (method: string) => proxy.stats.rpcMethods.get(method) ?? 0;
     try {
       await client.init();
@@ -251,13 +248,7 @@ describe('AxMCPHTTPSSETransport: retries', () => {
 
   it('does not post a safe request again once its caller gave up during the backoff', async () => {
     const proxy = await startFaultProxy(server.url);
-    const patient = { attempts: 3, baseDelayMs: 400, maxDelayMs: 400 };
-    const client = clientFor(
-      new AxMCPHTTPSSETransport(proxy.url, { ssrfProtection: LOOPBACK, retry: patient }),
-      {
-        era: 'legacy',
-      },
-    );
+    const client = sseClient(proxy, { attempts: 3, baseDelayMs: 400, maxDelayMs: 400 });
     try {
       await client.init();
       const pings = proxy.stats.rpcMethods.get('ping') ?? 0;

@@ -21,7 +21,7 @@
 import { raceAbort } from '../protocol/abort.js';
 import { AxMCPTransportError } from '../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../protocol/jsonrpc.js';
-import type { AxMCPMessageChannel } from './message-channel.js';
+import type { AxMCPChannelSendOptions, AxMCPMessageChannel } from './message-channel.js';
 import {
   type AxMCPReconnectOptions,
   endedByPeer,
@@ -30,13 +30,6 @@ import {
   streamUntilEnded,
 } from './session-loss.js';
 import type { AxMCPEventStream, AxMCPSendOptions, AxMCPTransportHandlers } from './types.js';
-
-/**
- * Requests the client marked safe to repeat (`idempotent`), with the signal that ends each one,
- * for a binding that sends every message on its own exchange and retries what is harmless to
- * repeat (HTTP+SSE posts): a request its caller gave up on is not sent again.
- */
-export const safeToRepeat = new WeakMap<JSONRPCRequest, AbortSignal | undefined>();
 
 /** One open connection, as a binding reports it to {@link ConnectedSession}. */
 export interface SessionConnection {
@@ -106,10 +99,11 @@ export class ConnectedSession {
     const initialize = message.method === 'initialize';
     const live = await this.#ready(message.method, options.signal, initialize);
     if (initialize) live.session = true;
-    if (options.idempotent) safeToRepeat.set(message, options.signal);
     let response: JSONRPCResponse;
     try {
-      response = await live.connection.channel.request(message, withSignal(options.signal));
+      const sending = withSignal(options.signal);
+      if (options.idempotent) sending.idempotent = true;
+      response = await live.connection.channel.request(message, sending);
     } catch (error) {
       if (this.closed) throw error;
       // The peer ended the connection: note it now, before the client looks at `sessionId`.
@@ -243,6 +237,6 @@ export class ConnectedSession {
   }
 }
 
-function withSignal(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+function withSignal(signal: AbortSignal | undefined): AxMCPChannelSendOptions {
   return signal ? { signal } : {};
 }

@@ -34,8 +34,10 @@ export interface AxMCPMessageChannelOptions {
   /**
    * Writes one message to the peer. Resolves once the message is handed to the
    * binding; rejects (preferably with an {@link AxMCPTransportError}) if it cannot be sent.
+   * `sending` is what the caller said of it: a binding that may send it again (HTTP+SSE posts
+   * after a 503) does so only when it is `idempotent` and `signal` has not fired.
    */
-  send(message: JSONRPCMessage): Promise<void> | void;
+  send(message: JSONRPCMessage, sending: AxMCPChannelSendOptions): Promise<void> | void;
   /**
    * Called for every incoming message the channel drops: text that is not JSON, JSON that
    * is not JSON-RPC, a response nobody waits for, or a handler that threw. Must not throw.
@@ -47,6 +49,8 @@ export interface AxMCPMessageChannelOptions {
 export interface AxMCPChannelSendOptions {
   /** Aborting rejects the pending request and forgets it; the client sends `notifications/cancelled`. */
   signal?: AbortSignal;
+  /** The request is safe to send again (the client's own mark); notifications and responses always are. */
+  idempotent?: boolean;
 }
 
 interface PendingRequest {
@@ -80,7 +84,7 @@ const ABORTED_ID_MEMORY = 256;
  */
 export class AxMCPMessageChannel {
   readonly endpoint: string;
-  readonly #send: (message: JSONRPCMessage) => Promise<void> | void;
+  readonly #send: (message: JSONRPCMessage, sending: AxMCPChannelSendOptions) => Promise<void> | void;
   readonly #onProtocolError: ((error: AxMCPError) => void) | undefined;
   readonly #pending = new Map<JSONRPCId, PendingRequest>();
   /** Aborted requests whose late answer may still come (bounded), by id: their request key. */
@@ -152,7 +156,7 @@ export class AxMCPMessageChannel {
         signal.addEventListener('abort', entry.onAbort, { once: true });
       }
       this.#pending.set(id, entry);
-      this.#write(message).catch((error: unknown) => {
+      this.#write(message, options).catch((error: unknown) => {
         if (this.#pending.get(id) !== entry) return;
         this.#settle(id, entry);
         this.#answered(entry.key);
@@ -163,12 +167,12 @@ export class AxMCPMessageChannel {
 
   /** Sends a notification. */
   notify(message: JSONRPCNotification, options: AxMCPChannelSendOptions = {}): Promise<void> {
-    return this.#sendOneWay(message, message.method, options.signal);
+    return this.#sendOneWay(message, message.method, options);
   }
 
   /** Answers a server-initiated request. */
   respond(message: JSONRPCResponse, options: AxMCPChannelSendOptions = {}): Promise<void> {
-    return this.#sendOneWay(message, 'response', options.signal);
+    return this.#sendOneWay(message, 'response', options);
   }
 
   /**
@@ -347,18 +351,19 @@ export class AxMCPMessageChannel {
     entry.resolve(message);
   }
 
-  async #sendOneWay(message: JSONRPCMessage, what: string, signal: AbortSignal | undefined): Promise<void> {
+  async #sendOneWay(message: JSONRPCMessage, what: string, options: AxMCPChannelSendOptions): Promise<void> {
+    const { signal } = options;
     if (this.#closed) throw this.#closedError(what);
     if (signal?.aborted) throw this.#abortError(what, signal);
     try {
-      await this.#write(message);
+      await this.#write(message, options);
     } catch (error) {
       throw this.#sendError(what, error);
     }
   }
 
-  async #write(message: JSONRPCMessage): Promise<void> {
-    await this.#send(message);
+  async #write(message: JSONRPCMessage, sending: AxMCPChannelSendOptions): Promise<void> {
+    await this.#send(message, sending);
   }
 
   #settle(id: JSONRPCId, entry: PendingRequest): void {

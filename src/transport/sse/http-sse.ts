@@ -22,9 +22,9 @@ import {
   AxMCPTransportError,
   assertMCPOptions,
 } from '../../protocol/errors.js';
-import type { JSONRPCMessage, JSONRPCRequest } from '../../protocol/jsonrpc.js';
+import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import { readSSE, type SSEEvent } from '../../protocol/sse.js';
-import { type SessionConnection, safeToRepeat } from '../connected-session.js';
+import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
 import {
   type AxMCPRetryOptions,
@@ -35,7 +35,7 @@ import {
   retryWaitAfter,
 } from '../http/retry.js';
 import { HEADERS } from '../http/streamable-http.js';
-import { AxMCPMessageChannel } from '../message-channel.js';
+import { type AxMCPChannelSendOptions, AxMCPMessageChannel } from '../message-channel.js';
 import { type AxMCPReconnectOptions, RECONNECT_OPTIONS } from '../session-loss.js';
 import type { AxMCPTransport } from '../types.js';
 
@@ -198,7 +198,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     const sessionId = postURL.searchParams.get('sessionId') ?? `sse-${++this.#connections}`;
     const channel = new AxMCPMessageChannel({
       endpoint: this.endpoint,
-      send: (message) => this.#post(postURL, message, stream.signal),
+      send: (message, sending) => this.#post(postURL, message, stream.signal, sending),
       onProtocolError: (error) => this.#options.onProtocolError?.(error),
     });
     const ended = this.#pump(events, channel, stream.signal);
@@ -269,11 +269,15 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
    * Posts `message`, again after a retryable failure when it is harmless to repeat: a
    * notification, a response, or a request the client marked safe (never `tools/call`).
    */
-  async #post(url: URL, message: JSONRPCMessage, stream: AbortSignal): Promise<void> {
-    const request = 'method' in message && 'id' in message ? (message as JSONRPCRequest) : undefined;
-    const repeatable = request === undefined || safeToRepeat.has(request);
+  async #post(
+    url: URL,
+    message: JSONRPCMessage,
+    stream: AbortSignal,
+    sending: AxMCPChannelSendOptions,
+  ): Promise<void> {
+    const repeatable = !('method' in message && 'id' in message) || sending.idempotent === true;
     // Waiting to post again ends with the stream, or with the request when its caller gives up.
-    const waiting = linkAbort(stream, request && safeToRepeat.get(request));
+    const waiting = linkAbort(stream, sending.signal);
     try {
       for (let attempt = 0; ; attempt++) {
         try {
