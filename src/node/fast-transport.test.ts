@@ -98,7 +98,7 @@ describe('AxMCPNodeHTTPTransport against the official v2 server SDK', () => {
 });
 
 describe('AxMCPNodeHTTPTransport on its own', () => {
-  it('makes no AbortController for a request nobody aborts, JSON or SSE answer; a deadline still ends one', async () => {
+  it('makes no AbortController for a request nobody aborts (JSON or SSE answer, safe or not); a deadline still ends one', async () => {
     let hang = false;
     let hungClosed = false;
     const url = await serve((req, res, body) => {
@@ -126,6 +126,8 @@ describe('AxMCPNodeHTTPTransport on its own', () => {
     const made = await countAbortControllers(async () => {
       expect(await requests.send({ method: 'json' })).toEqual({ method: 'json' });
       expect(await requests.send({ method: 'sse' })).toEqual({ method: 'sse' });
+      // A safe request goes through the retry loop, which follows the link too.
+      expect(await requests.send({ method: 'json', idempotent: true })).toEqual({ method: 'json' });
     });
     // Made only when a signal is read: the direct way follows the links themselves.
     expect(made).toBe(0);

@@ -188,11 +188,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     }
     // Only an idempotent request is ever retried: any other goes once, with no retry loop around it.
     if (!options.idempotent || this.#retry.attempts === 0) return this.#requestOnce(message, body, options);
-    return this.#retrying(() => this.#requestOnce(message, body, options), options.signal);
+    return this.#retrying(() => this.#requestOnce(message, body, options), abortSourceOf(options));
   }
 
   /** Runs `send` again after a retryable failure (a 429/502/503/504, a network failure), with backoff. */
-  async #retrying<T>(send: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  async #retrying<T>(send: () => Promise<T>, signal: AbortSource | undefined): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await send();
@@ -210,11 +210,11 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
    * requests are. A lost `notifications/initialized` failed the whole connect.
    */
   async notify(message: JSONRPCNotification, options: AxMCPSendOptions = {}): Promise<void> {
-    await this.#retrying(() => this.#postWithoutAnswer(message, options), options.signal);
+    await this.#retrying(() => this.#postWithoutAnswer(message, options), abortSourceOf(options));
   }
 
   async respond(message: JSONRPCResponse, options: AxMCPSendOptions = {}): Promise<void> {
-    await this.#retrying(() => this.#postWithoutAnswer(message, options), options.signal);
+    await this.#retrying(() => this.#postWithoutAnswer(message, options), abortSourceOf(options));
   }
 
   async openEventStream(options: {
@@ -388,7 +388,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
   }
 
   /** The wait before another attempt of something safe to repeat, or `undefined`: give up. */
-  #retryWait(error: unknown, attempt: number, signal: AbortSignal | undefined): number | undefined {
+  #retryWait(error: unknown, attempt: number, signal: AbortSource | undefined): number | undefined {
     if (signal?.aborted || this.#closed) return undefined;
     return retryWaitAfter(this.#retry, error, attempt);
   }
