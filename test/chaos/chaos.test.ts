@@ -627,9 +627,17 @@ describe.skipIf(!url)('chaos campaign: MCP server → proxy → sources → Post
       const stopMs = performance.now() - stopStarted;
 
       const serverEntries = readLines<Ack & { t: string }>(serverLog);
+      const modernEntries = readLines<Ack & { t: string; sid?: number }>(modernLog);
       const data: CampaignData = {
         acks: serverEntries.filter((a) => a.t === 'ack'),
-        modernAcks: readLines<Ack & { t: string }>(modernLog).filter((a) => a.t === 'ack'),
+        modernAcks: modernEntries.filter((a) => a.t === 'ack'),
+        modernSends: modernEntries
+          .filter((e) => e.t === 'send')
+          .map((e) => ({ uri: e.uri, seq: e.seq, pid: e.pid })),
+        modernListens: modernEntries
+          .filter((e) => e.t === 'listen')
+          .map((e) => ({ sid: e.sid as number, pid: e.pid })),
+        modernPids: modernEntries.filter((e) => e.t === 'start').map((e) => e.pid),
         modernSource: MODERN_SOURCE,
         tasksCreated: serverEntries
           .filter((e) => e.t === 'task')

@@ -39,6 +39,9 @@ function clean(): CampaignData {
       { deliveryId: 'd1', eventId: 'task:T1:completed:u1', task: 'chaos:T1', status: 'completed' },
     ],
     modernAcks: [],
+    modernSends: [],
+    modernListens: [],
+    modernPids: [2],
     modernSource: 'm0',
     tasksCreated: [{ s: 'S1', task: 'T1', pid: 1 }],
     unsafeStarts: [],
@@ -98,6 +101,49 @@ describe('chaos invariants 7 and 8 fail on what breaks them', () => {
     listenUpdate(signalled, 1, 'L1', false);
     signalled.sources.set('m0', [{ t: 'life', state: 'reconnected', resumed: false, at: 99 }]);
     expect(checkInvariants(signalled).violations).toEqual([]);
+  });
+
+  it("2: a stored frame with no ack is accepted only as the dying server's publish to that stream", () => {
+    const stored = (data: CampaignData) =>
+      data.deliveries.push({
+        id: 'mx',
+        seq: 200,
+        route: 'other',
+        instanceKey: 'inventory://a',
+        status: 'succeeded',
+        attempt: 1,
+        leaseOwner: null,
+        eventId: 'sse:stream:inventory://a|7|5',
+        subject: 'inventory://a',
+      });
+    const died = clean();
+    died.modernPids = [2, 3];
+    died.modernSends = [{ uri: 'inventory://a', seq: 7, pid: 2 }];
+    died.modernListens = [{ sid: 5, pid: 2 }];
+    stored(died);
+    const verdict = checkInvariants(died);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.figures.join('\n')).toContain('died before logging the write: 1');
+    // Never published, published by the process still alive, or to another process's stream.
+    for (const change of [
+      (d: CampaignData) => {
+        d.modernSends = [];
+      },
+      (d: CampaignData) => {
+        d.modernPids = [3, 2];
+      },
+      (d: CampaignData) => {
+        d.modernListens = [{ sid: 5, pid: 3 }];
+      },
+    ]) {
+      const data = clean();
+      data.modernPids = [2, 3];
+      data.modernSends = [{ uri: 'inventory://a', seq: 7, pid: 2 }];
+      data.modernListens = [{ sid: 5, pid: 2 }];
+      change(data);
+      stored(data);
+      expect(checkInvariants(data).violations.join('\n')).toContain('no such acknowledged send');
+    }
   });
 
   it('8: an update that reached the application twice (two listen streams in an overlap) is a violation', () => {
