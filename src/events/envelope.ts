@@ -5,6 +5,7 @@
  * event's content.
  */
 
+import { nearest } from '../options/check.js';
 import { AxEventInputError } from './errors.js';
 import { type AxJsonValue, assertPlainJson, byteLength, deepFreeze, isUnsafeKey } from './json.js';
 
@@ -112,6 +113,9 @@ const RESERVED_ATTRIBUTES = new Set([
 ]);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const IDENTITY_KEYS = ['tenantId', 'accountId', 'userId', 'sessionId'] as const;
+const INGRESS_KEYS = ['event', 'identity', 'trust', 'correlation', 'partitionKey'];
+const EVENT_KEYS = [...RESERVED_ATTRIBUTES].filter((k) => k !== 'data_base64').concat('extensions');
+const CORRELATION_KEYS = ['kind', 'value'];
 const TRUST_LEVELS: ReadonlySet<string> = new Set(['trusted', 'authenticated', 'untrusted']);
 
 function invalid(message: string): AxEventInputError {
@@ -126,6 +130,27 @@ function requiredString(value: unknown, what: string): string {
 
 function optionalString(value: unknown, what: string): string | undefined {
   return value === undefined ? undefined : requiredString(value, what);
+}
+
+/**
+ * Refuses a field that normalizing would drop without a word: a misspelt `identity` would make
+ * the event anonymous (so no authenticated route matches it), a misspelt `data` would route an
+ * event without its payload. `where` names the object in the message (`event.`, `identity.`).
+ */
+function refuseUnknownFields(value: object, known: readonly string[], where: string, hint = ''): void {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key) || known.includes(key)) continue;
+    if ((value as Record<string, unknown>)[key] === undefined) continue;
+    const name = `${where}${key.slice(0, 64)}`;
+    if (key === 'data_base64') {
+      throw invalid(
+        `${name} is not supported: put binary data base64-encoded in event.data, with its datacontenttype`,
+      );
+    }
+    const suggestion = nearest(key, known);
+    const meant = suggestion === undefined ? '' : ` (did you mean ${where}${suggestion}?)`;
+    throw invalid(`${name} is not a field ax-mcp keeps${meant}; the fields are ${known.join(', ')}${hint}`);
+  }
 }
 
 function normalizeExtensions(value: unknown): Record<string, AxEventExtensionValue> | undefined {
@@ -159,6 +184,7 @@ function normalizeExtensions(value: unknown): Record<string, AxEventExtensionVal
 function normalizeIdentity(value: unknown): AxEventIdentity {
   if (value === undefined) return {};
   if (value === null || typeof value !== 'object') throw invalid('identity must be an object');
+  refuseUnknownFields(value, IDENTITY_KEYS, 'identity.');
   const out: AxEventIdentity = {};
   for (const key of IDENTITY_KEYS) {
     const v = (value as Record<string, unknown>)[key];
@@ -173,6 +199,7 @@ function normalizeCorrelation(value: unknown): AxEventCorrelation[] {
   if (value.length > MAX_CORRELATIONS) throw invalid(`correlation has more than ${MAX_CORRELATIONS} entries`);
   return value.map((c: unknown, i) => {
     if (c === null || typeof c !== 'object') throw invalid(`correlation[${i}] must be { kind, value }`);
+    refuseUnknownFields(c, CORRELATION_KEYS, `correlation[${i}].`);
     const entry = c as Record<string, unknown>;
     return {
       kind: requiredString(entry.kind, `correlation[${i}].kind`),
@@ -192,8 +219,10 @@ export function normalizeIngress(
 ): { record: AxEventIngressRecord; text: string; bytes: number } {
   if (ingress === null || typeof ingress !== 'object')
     throw invalid('publish() takes { event, identity?, trust? }');
+  refuseUnknownFields(ingress, INGRESS_KEYS, '');
   const e = ingress.event as unknown as Record<string, unknown> | undefined;
   if (e === null || typeof e !== 'object') throw invalid('ingress.event must be a CloudEvents object');
+  refuseUnknownFields(e, EVENT_KEYS, 'event.', '; extension attributes go in event.extensions');
   if (e.specversion !== undefined && e.specversion !== '1.0')
     throw invalid('event.specversion must be "1.0"');
   const time = optionalString(e.time, 'event.time');

@@ -79,6 +79,58 @@ describe('publish and receipts', () => {
     });
   });
 
+  it('refuses a field it would drop, naming it, and stores nothing', async () => {
+    const invoke = vi.fn();
+    const target = eventTarget('t').invoke(invoke).build();
+    const { runtime, store } = hostRuntime([eventRoute('r').types('t').authenticated().wake(target).build()]);
+    const event = { id: 'x', source: 's', type: 't' };
+    const refused: [unknown, string][] = [
+      // A misspelt identity made the event anonymous: the authenticated route never woke.
+      [
+        { event, identiy: user, trust: 'authenticated' },
+        'identiy is not a field ax-mcp keeps (did you mean identity?)',
+      ],
+      [
+        { event, identity: user, trsut: 'authenticated' },
+        'trsut is not a field ax-mcp keeps (did you mean trust?)',
+      ],
+      [
+        { event, identity: { tenantid: 't1', userId: 'u1' } },
+        'identity.tenantid is not a field ax-mcp keeps (did you mean identity.tenantId?)',
+      ],
+      [
+        { event: { ...event, dat: { n: 1 } } },
+        'event.dat is not a field ax-mcp keeps (did you mean event.data?)',
+      ],
+      [{ event: { ...event, traceparent: '00-x' } }, 'extension attributes go in event.extensions'],
+      [{ event: { ...event, data_base64: 'AAEC' } }, 'event.data_base64 is not supported'],
+      [
+        { event, correlation: [{ kind: 'k', vlaue: 'v', value: 'v' }] },
+        'correlation[0].vlaue is not a field',
+      ],
+      [{ event, partitonKey: 'p' }, 'partitonKey is not a field ax-mcp keeps (did you mean partitionKey?)'],
+    ];
+    for (const [bad, message] of refused) {
+      const publishing = runtime.publish(bad as AxEventIngress);
+      await expect(publishing).rejects.toBeInstanceOf(AxEventInputError);
+      await expect(publishing).rejects.toMatchObject({
+        code: 'invalid_event',
+        message: expect.stringContaining(message),
+      });
+    }
+    await expect(
+      runtime.publishMany([{ event }, { event, identiy: user } as AxEventIngress]),
+    ).rejects.toMatchObject({
+      code: 'invalid_event',
+      index: 1,
+    });
+    expect(await store.listRuns({})).toMatchObject({ runs: [] });
+    // A field left undefined is no mistake, and the right spelling routes as before.
+    await runtime.publish({ event, identity: user, trust: 'authenticated', partitionKey: undefined });
+    await runtime.runDue();
+    expect(invoke).toHaveBeenCalledTimes(1);
+  });
+
   it('keeps __proto__ keys in data as plain data, never as prototypes', async () => {
     const seen: unknown[] = [];
     const route = eventRoute('r')
