@@ -5,6 +5,7 @@
 
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { backoffDelayMs } from '../backoff/backoff.js';
+import { findOptionsProblem } from '../options/check.js';
 import type { AxEventClock } from './clock.js';
 import { identityScope } from './envelope.js';
 import {
@@ -39,11 +40,12 @@ import type {
   AxEventStoredEvent,
   AxEventTransition,
 } from './store.js';
-import type {
-  AxEventContext,
-  AxEventContinuationRequest,
-  AxEventHandlerContext,
-  AxEventTargetDefinition,
+import {
+  type AxEventContext,
+  type AxEventContinuationRequest,
+  type AxEventHandlerContext,
+  type AxEventTargetDefinition,
+  CONTINUATION_REQUEST,
 } from './target.js';
 
 /** What the executor needs from the runtime. */
@@ -395,6 +397,9 @@ export class Executor {
         save: (s) => this.deps.stateStore.save(stateKey(target.id, base.identityScope, instanceKey), s),
       },
       registerContinuation: async (request: AxEventContinuationRequest) => {
+        const problem = findOptionsProblem(CONTINUATION_REQUEST, request, 'registerContinuation');
+        // Not retryable: the same request would be refused again.
+        if (problem) throw new AxEventInputError('invalid_input', problem.message, { deliveryId: d.id });
         const list = Array.isArray(request.correlation) ? request.correlation : [request.correlation];
         const made = list.map((c: { kind: string; value: string }) =>
           this.#continuation(d, target.id, instanceKey, base.identityScope, c.kind, c.value, request),

@@ -187,4 +187,47 @@ describe('continuations', () => {
       error: { code: 'continuation_not_found' },
     });
   });
+
+  it('refuses a continuation request it would misread, and registers nothing', async () => {
+    const correlation = { kind: 'mcp.task', value: 'ns:1' };
+    const requests: [unknown, string][] = [
+      // Misspelt: the continuation would have waited for ever.
+      [{ correlation, expiresInMS: 60_000 }, 'expiresInMS is not an option (did you mean expiresInMs?)'],
+      [{ correlation, expiresInMs: Number.NaN }, 'expiresInMs: expected a number ≥ 0, got NaN'],
+      [{ correlation, expiresAt: '2030-01-01' }, 'expiresAt: expected a number, got a string'],
+      [{ corelation: correlation }, 'corelation is not an option (did you mean correlation?)'],
+      [
+        { correlation: [] },
+        'correlation: expected a correlation { kind, value } or a non-empty list of them, got an array',
+      ],
+      [{ correlation: { kind: 'mcp.task', vale: 'ns:1' } }, 'correlation.vale is not an option'],
+    ];
+    const seen: unknown[] = [];
+    const target = eventTarget('agent')
+      .retrySafety('idempotent')
+      .invoke(async (input, ctx) => {
+        try {
+          await ctx.registerContinuation(requests[input.n as number]![0] as never);
+        } catch (error) {
+          seen.push(error);
+          throw error;
+        }
+      })
+      .build();
+    const { runtime, store } = setup([eventRoute('wake').types('ask').wake(target).build()]);
+    const receipts = [];
+    for (let n = 0; n < requests.length; n++)
+      receipts.push(await runtime.publish(ingress('ask', { n }, alice)));
+    await runtime.runDue();
+    for (const [i, receipt] of receipts.entries()) {
+      // Not retried: the same request would be refused again.
+      expect(await runtime.getRun(receipt.deliveryIds[0] as string)).toMatchObject({
+        status: 'dead_lettered',
+        attempt: 1,
+        error: { code: 'invalid_input', message: expect.stringContaining(requests[i]![1]) },
+      });
+    }
+    expect(seen).toHaveLength(requests.length);
+    expect(await store.listContinuations({ now: 0 })).toEqual([]);
+  });
 });

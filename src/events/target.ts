@@ -7,6 +7,7 @@
 
 import {
   type AxOptionsIssue,
+  anyOf,
   anything,
   array,
   boolean,
@@ -169,6 +170,30 @@ const WAIT_FOR = object(
     metadata: anything(),
   },
   { expected: 'a wait { kind, path, expiresInMs?, metadata? }', aliases: { expiresIn: 'expiresInMs' } },
+);
+
+const CORRELATION = object(
+  { kind: required(string({ nonEmpty: true })), value: required(string({ nonEmpty: true })) },
+  { expected: 'a correlation { kind, value }' },
+);
+
+/**
+ * The shape of an {@link AxEventContinuationRequest}, checked on every `registerContinuation`:
+ * a misspelt `expiresInMs` would leave the continuation waiting for ever.
+ */
+export const CONTINUATION_REQUEST = object(
+  {
+    correlation: required(
+      anyOf(CORRELATION, array(CORRELATION, { minLength: 1, expected: 'a non-empty list of them' })),
+    ),
+    expiresAt: number(),
+    expiresInMs: number({ min: 0 }),
+    metadata: anything(),
+  },
+  {
+    expected: 'a continuation request { correlation, expiresAt?, expiresInMs?, metadata? }',
+    aliases: { expiresIn: 'expiresInMs', correlations: 'correlation' },
+  },
 );
 
 /** Sinks are objects of the application's (class instances too): only `id` and `write` are read. */
