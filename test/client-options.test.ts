@@ -314,3 +314,98 @@ describe("the specification's forms, verbatim, against the demo", () => {
     }
   });
 });
+
+describe('per-call options are checked on every call, and nothing of a refused call is sent', () => {
+  type Call = [method: string, call: (client: AxMCPClient) => unknown, path: string, suggestion?: string];
+  const CALLS: Call[] = [
+    // The misspelt deadline left the call on the client's 60 s default.
+    [
+      'callTool',
+      (c) => c.callTool('get_stock', { sku: 'widget-a' }, { timeoutMS: 50 } as never),
+      'timeoutMS',
+      'timeoutMs',
+    ],
+    ['callTool', (c) => c.callTool('get_stock', {}, { timeoutMs: Number.NaN }), 'timeoutMs'],
+    [
+      'callTool',
+      (c) => c.callTool('get_stock', {}, { taskHandling: 'expsoe' } as never),
+      'taskHandling',
+      "'expose'",
+    ],
+    ['callToolOutcome', (c) => c.callToolOutcome('start_reindex', {}, { timeoutMs: -1 }), 'timeoutMs'],
+    [
+      'waitForTask',
+      (c) => c.waitForTask('t1', { pollIntervalMS: 10 } as never),
+      'pollIntervalMS',
+      'pollIntervalMs',
+    ],
+    ['getTask', (c) => c.getTask('t1', { signal: 'stop' } as never), 'signal'],
+    [
+      'readResource',
+      (c) => c.readResource('inventory://warehouse/berlin', { timeout: 5 } as never),
+      'timeout',
+      'timeoutMs',
+    ],
+    [
+      'getPrompt',
+      (c) => c.getPrompt('restock_plan', {}, { onProgres: () => {} } as never),
+      'onProgres',
+      'onProgress',
+    ],
+    ['listTools', (c) => c.listTools(undefined, { timeoutMs: '5s' } as never), 'timeoutMs'],
+    // The misspelt refresh served the cached lists.
+    ['inspectCatalog', (c) => c.inspectCatalog({ refrsh: true } as never), 'refrsh', 'refresh'],
+    ['refresh', (c) => c.refresh({ forced: true } as never), 'forced', 'force'],
+    ['ping', (c) => c.ping({ timeoutMS: 5 } as never), 'timeoutMS', 'timeoutMs'],
+    [
+      'setLoggingLevel',
+      (c) => c.setLoggingLevel('info', { timeoutMS: 5 } as never),
+      'timeoutMS',
+      'timeoutMs',
+    ],
+    ['discover', (c) => c.discover({ signals: undefined } as never), 'signals', 'signal'],
+  ];
+
+  it.each(CALLS)('%s: a rejected promise naming the option', async (method, call, path, suggestion) => {
+    const { transport, sent } = countingTransport();
+    const client = new AxMCPClient(transport, { namespace: 'inventory' });
+    try {
+      const before = totalRequests();
+      const result = call(client);
+      expect(result).toBeInstanceOf(Promise);
+      const error = await (result as Promise<unknown>).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AxMCPInvalidOptionsError);
+      expect(error).toMatchObject({ code: 'invalid_options', path, namespace: 'inventory' });
+      if (suggestion !== undefined) expect((error as AxMCPInvalidOptionsError).suggestion).toBe(suggestion);
+      expect((error as Error).message).toContain(`${method} options`);
+      expect(sent()).toBe(0);
+      expect(totalRequests()).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('startListening throws at once, before anything listens; the right spellings still work', async () => {
+    const { transport } = countingTransport();
+    const client = new AxMCPClient(transport, { namespace: 'inventory' });
+    try {
+      expect(() => client.startListening({ retryDelayMS: 10 } as never)).toThrow(
+        expect.objectContaining({
+          code: 'invalid_options',
+          path: 'retryDelayMS',
+          suggestion: 'retryDelayMs',
+        }),
+      );
+      const result = await client.callTool('get_stock', { sku: 'widget-a' }, { timeoutMs: 5_000 });
+      expect(result.isError).not.toBe(true);
+      const catalog = await client.inspectCatalog({ refresh: true });
+      expect(catalog.tools.map((tool) => tool.name)).toContain('get_stock');
+      await client.ping({ timeoutMs: 5_000, signal: new AbortController().signal });
+    } finally {
+      await client.close();
+    }
+  });
+});

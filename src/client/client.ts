@@ -1,4 +1,4 @@
-import { instance, object, required } from '../options/check.js';
+import { instance, object, required, type Shape } from '../options/check.js';
 import {
   type AxMCPAuthorizationDeniedError,
   AxMCPUnsupportedError,
@@ -16,6 +16,17 @@ import type {
 } from '../protocol/messages.js';
 import type { AxMCPEra } from '../protocol/versions.js';
 import type { AxMCPTransport } from '../transport/types.js';
+import {
+  CALL_OPTIONS,
+  CATALOG_OPTIONS,
+  DRAFT_TASK_OPTIONS,
+  LISTEN_OPTIONS,
+  REFRESH_OPTIONS,
+  refusedOptions,
+  SIGNAL_OPTIONS,
+  TASK_WAIT_OPTIONS,
+  TOOL_CALL_OPTIONS,
+} from './call-options.js';
 import type { AxMCPCatalogSnapshot, Catalog } from './catalog.js';
 import type { Connection } from './connection.js';
 import type { DraftTaskMethods } from './draft-tasks.js';
@@ -143,6 +154,7 @@ export class AxMCPClient {
    * Throws {@link AxMCPUnsupportedError} on a legacy endpoint.
    */
   async discover(options: { signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
+    this.#check(SIGNAL_OPTIONS, options, 'discover');
     await this.init(options.signal);
     return structuredClone(await this.#connection.onWire((wire) => wire.discover(options.signal)));
   }
@@ -171,6 +183,7 @@ export class AxMCPClient {
   async inspectCatalog(
     options: { refresh?: boolean; signal?: AbortSignal } = {},
   ): Promise<AxMCPCatalogSnapshot> {
+    this.#check(CATALOG_OPTIONS, options, 'inspectCatalog');
     await this.init(options.signal);
     await this.#catalog.load(undefined, options.refresh ? 'force' : 'missing');
     const identity = this.#connection.identity as ServerIdentity;
@@ -189,8 +202,20 @@ export class AxMCPClient {
 
   /** Refetches lists: all of them with `force` (default), otherwise only expired ones. */
   async refresh(options: { force?: boolean } = {}): Promise<void> {
+    this.#check(REFRESH_OPTIONS, options, 'refresh');
     await this.init();
     await this.#catalog.load(undefined, options.force === false ? 'stale' : 'force');
+  }
+
+  /** Throws (a rejection, in an async method) when a method's options do not fit their shape. */
+  #check(shape: Shape, options: unknown, method: string): void {
+    if (options !== undefined)
+      assertMCPOptions(shape, options, `${method} options`, this.#connection.where());
+  }
+
+  /** A rejected promise when a method's options do not fit their shape (see call-options.ts). */
+  #refused(shape: Shape, options: unknown, method: string): Promise<never> | undefined {
+    return refusedOptions(shape, options, method, () => this.#connection.where());
   }
 
   /** The catalog revision: it increases whenever a list is replaced. */
@@ -200,17 +225,21 @@ export class AxMCPClient {
 
   /** One page of `tools/list`. */
   listTools(cursor?: string, options?: AxMCPCallOptions): Promise<AxMCPListPage<'tools'>> {
-    return this.#reads.page('tools', cursor, options);
+    return this.#refused(CALL_OPTIONS, options, 'listTools') ?? this.#reads.page('tools', cursor, options);
   }
 
   /** One page of `prompts/list`. */
   listPrompts(cursor?: string, options?: AxMCPCallOptions): Promise<AxMCPListPage<'prompts'>> {
-    return this.#reads.page('prompts', cursor, options);
+    return (
+      this.#refused(CALL_OPTIONS, options, 'listPrompts') ?? this.#reads.page('prompts', cursor, options)
+    );
   }
 
   /** One page of `resources/list`. */
   listResources(cursor?: string, options?: AxMCPCallOptions): Promise<AxMCPListPage<'resources'>> {
-    return this.#reads.page('resources', cursor, options);
+    return (
+      this.#refused(CALL_OPTIONS, options, 'listResources') ?? this.#reads.page('resources', cursor, options)
+    );
   }
 
   /** One page of `resources/templates/list`. */
@@ -218,7 +247,10 @@ export class AxMCPClient {
     cursor?: string,
     options?: AxMCPCallOptions,
   ): Promise<AxMCPListPage<'resourceTemplates'>> {
-    return this.#reads.page('resourceTemplates', cursor, options);
+    return (
+      this.#refused(CALL_OPTIONS, options, 'listResourceTemplates') ??
+      this.#reads.page('resourceTemplates', cursor, options)
+    );
   }
 
   /**
@@ -237,7 +269,7 @@ export class AxMCPClient {
     args: Record<string, unknown> = {},
     options: AxMCPToolCallOptions = {},
   ): Promise<AxMCPCallToolResult> {
-    return this.#toolCalls.call(name, args, options);
+    return this.#refused(TOOL_CALL_OPTIONS, options, 'callTool') ?? this.#toolCalls.call(name, args, options);
   }
 
   /** Calls a tool and says whether it finished or became a task, without waiting for the task. */
@@ -246,17 +278,24 @@ export class AxMCPClient {
     args: Record<string, unknown> = {},
     options: AxMCPCallOptions = {},
   ): Promise<AxMCPToolCallOutcome> {
-    return this.#toolCalls.outcome(name, args, options);
+    return (
+      this.#refused(CALL_OPTIONS, options, 'callToolOutcome') ?? this.#toolCalls.outcome(name, args, options)
+    );
   }
 
   /** The current state of a task. */
   getTask(taskId: string, options: { signal?: AbortSignal } = {}): Promise<AxMCPTask> {
-    return this.#toolCalls.getTask(taskId, options.signal);
+    return (
+      this.#refused(SIGNAL_OPTIONS, options, 'getTask') ?? this.#toolCalls.getTask(taskId, options.signal)
+    );
   }
 
   /** Asks the server to cancel a task (cooperative: it may still complete). */
   cancelTask(taskId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-    return this.#toolCalls.cancelTask(taskId, options.signal);
+    return (
+      this.#refused(SIGNAL_OPTIONS, options, 'cancelTask') ??
+      this.#toolCalls.cancelTask(taskId, options.signal)
+    );
   }
 
   /** Answers a task's input requests (`tasks/update`, 2026-07-28). */
@@ -265,12 +304,15 @@ export class AxMCPClient {
     responses: Record<string, unknown>,
     options: { signal?: AbortSignal } = {},
   ): Promise<void> {
-    return this.#toolCalls.provideTaskInput(taskId, responses, options.signal);
+    return (
+      this.#refused(SIGNAL_OPTIONS, options, 'provideTaskInput') ??
+      this.#toolCalls.provideTaskInput(taskId, responses, options.signal)
+    );
   }
 
   /** Waits for a task to end and returns its tool result; a failed task throws its error. */
   waitForTask(task: AxMCPTask | string, options: AxMCPTaskWaitOptions = {}): Promise<AxMCPCallToolResult> {
-    return this.#toolCalls.waitFor(task, options);
+    return this.#refused(TASK_WAIT_OPTIONS, options, 'waitForTask') ?? this.#toolCalls.waitFor(task, options);
   }
 
   /**
@@ -282,7 +324,10 @@ export class AxMCPClient {
     args: Record<string, unknown> = {},
     options: AxMCPCallOptions & { ttlMs?: number } = {},
   ): Promise<AxMCPTask> {
-    return this.#draftTasks.callToolTask(name, args, options);
+    return (
+      this.#refused(DRAFT_TASK_OPTIONS, options, 'callToolTask') ??
+      this.#draftTasks.callToolTask(name, args, options)
+    );
   }
 
   /**
@@ -290,7 +335,9 @@ export class AxMCPClient {
    * @deprecated Legacy-only; the 2026-07-28 Tasks extension has no task list.
    */
   listTasks(cursor?: string, options: { signal?: AbortSignal } = {}) {
-    return this.#draftTasks.list(cursor, options.signal);
+    return (
+      this.#refused(SIGNAL_OPTIONS, options, 'listTasks') ?? this.#draftTasks.list(cursor, options.signal)
+    );
   }
 
   /**
@@ -298,7 +345,10 @@ export class AxMCPClient {
    * @deprecated Legacy-only; on 2026-07-28 use {@link waitForTask}.
    */
   getTaskResult(taskId: string, options: { signal?: AbortSignal } = {}): Promise<AxMCPCallToolResult> {
-    return this.#draftTasks.result(taskId, options.signal);
+    return (
+      this.#refused(SIGNAL_OPTIONS, options, 'getTaskResult') ??
+      this.#draftTasks.result(taskId, options.signal)
+    );
   }
 
   /** Gets a prompt with its arguments. */
@@ -307,7 +357,7 @@ export class AxMCPClient {
     args: Record<string, string> = {},
     options: AxMCPCallOptions = {},
   ): Promise<AxMCPGetPromptResult> {
-    return this.#reads.prompt(name, args, options);
+    return this.#refused(CALL_OPTIONS, options, 'getPrompt') ?? this.#reads.prompt(name, args, options);
   }
 
   /**
@@ -315,7 +365,7 @@ export class AxMCPClient {
    * hints, a result is kept for its TTL and an update notification forgets it.
    */
   readResource(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPReadResourceResult> {
-    return this.#reads.resource(uri, options);
+    return this.#refused(CALL_OPTIONS, options, 'readResource') ?? this.#reads.resource(uri, options);
   }
 
   /** Asks for completions of a prompt argument or a resource template variable. */
@@ -325,7 +375,10 @@ export class AxMCPClient {
     context?: { arguments?: Record<string, string> },
     options: AxMCPCallOptions = {},
   ): Promise<AxMCPCompleteResult> {
-    return this.#reads.complete(ref, argument, context, options);
+    return (
+      this.#refused(CALL_OPTIONS, options, 'complete') ??
+      this.#reads.complete(ref, argument, context, options)
+    );
   }
 
   /**
@@ -333,6 +386,7 @@ export class AxMCPClient {
    * removed it) asks `server/discover`.
    */
   async ping(options: AxMCPCallOptions = {}): Promise<void> {
+    this.#check(CALL_OPTIONS, options, 'ping');
     await this.init(options.signal);
     await this.#connection.onWire((wire) => wire.ping(callOptions(options)));
   }
@@ -345,6 +399,7 @@ export class AxMCPClient {
   async setLoggingLevel(level: AxMCPLoggingLevel, options: AxMCPCallOptions = {}): Promise<void> {
     const connection = this.#connection;
     assertMCPOptions(LOG_LEVEL_ARGUMENT, { level }, 'setLoggingLevel', connection.where());
+    this.#check(CALL_OPTIONS, options, 'setLoggingLevel');
     await this.init(options.signal);
     if (!connection.identity?.capabilities.logging) {
       throw new AxMCPUnsupportedError('The server does not support logging', connection.where());
@@ -358,6 +413,7 @@ export class AxMCPClient {
    * nothing to send. Needs `roots` given as a function (a fixed list cannot change).
    */
   async notifyRootsChanged(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#check(SIGNAL_OPTIONS, options, 'notifyRootsChanged');
     const connection = this.#connection;
     if (typeof connection.options.roots !== 'function') {
       throw new AxMCPUnsupportedError(
@@ -405,12 +461,12 @@ export class AxMCPClient {
     cursor?: string,
     options: AxMCPCallOptions = {},
   ): Promise<{ skills: AxMCPSkill[]; nextCursor?: string }> {
-    return this.#skills.list(cursor, options);
+    return this.#refused(CALL_OPTIONS, options, 'listSkills') ?? this.#skills.list(cursor, options);
   }
 
   /** One skill's entry (`skills/get`). */
   getSkill(uri: string, options: AxMCPCallOptions = {}): Promise<AxMCPSkill> {
-    return this.#skills.get(uri, options);
+    return this.#refused(CALL_OPTIONS, options, 'getSkill') ?? this.#skills.get(uri, options);
   }
 
   /**
@@ -419,7 +475,7 @@ export class AxMCPClient {
    * {@link AxMCPSkillVerificationError} and no other file is read.
    */
   loadSkill(skill: AxMCPSkill, options: AxMCPCallOptions = {}): Promise<AxMCPLoadedSkill> {
-    return this.#skills.load(skill, options);
+    return this.#refused(CALL_OPTIONS, options, 'loadSkill') ?? this.#skills.load(skill, options);
   }
 
   /** Reads one file of a loaded skill, verified against its listing when the server listed it. */
@@ -428,7 +484,9 @@ export class AxMCPClient {
     uri: string,
     options: AxMCPCallOptions = {},
   ): Promise<AxMCPResourceContents> {
-    return this.#skills.readFile(loaded, uri, options);
+    return (
+      this.#refused(CALL_OPTIONS, options, 'readSkillFile') ?? this.#skills.readFile(loaded, uri, options)
+    );
   }
 
   /**
@@ -437,6 +495,8 @@ export class AxMCPClient {
    * All handles share one stream; it also stays open while subscriptions are owned.
    */
   startListening(options: AxMCPListenOptions = {}): AxMCPListening {
+    // Not a promise: a misuse throws here, before anything listens.
+    this.#check(LISTEN_OPTIONS, options, 'startListening');
     return this.#stream.listen(options);
   }
 
