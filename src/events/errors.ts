@@ -106,6 +106,23 @@ export function assertEventOptions(
 }
 
 /**
+ * A rejected promise with {@link AxEventConfigError} when a call's `options` do not fit
+ * `schema`, `undefined` when they fit (or none were given): for the methods that answer with
+ * a promise, so that a misuse arrives where their other failures do.
+ */
+export function refusedCallOptions(
+  schema: Shape,
+  options: unknown,
+  method: string,
+): Promise<never> | undefined {
+  if (options === undefined) return undefined;
+  const problem = findOptionsProblem(schema, options, `${method} options`);
+  return problem
+    ? Promise.reject(new AxEventConfigError(problem.message, { issues: problem.issues }))
+    : undefined;
+}
+
+/**
  * The error of a rule beyond shapes, worded like a shape issue:
  * `Route r: target: expected a target id or definition (a wake route runs one), got nothing`.
  */

@@ -3,6 +3,7 @@
  */
 
 import {
+  ABORT_SIGNAL,
   type AxOptionsIssue,
   array,
   boolean,
@@ -277,3 +278,33 @@ export const RUNTIME_CONFIG = withRetryNames(
     },
   ),
 );
+
+/*
+ * The options of the runtime's calls, checked on every call: they were read field by field, so
+ * `waitForIdle({ timeoutMS: 5_000 })` waited for ever, `runDue({ limt: 1 })` ran everything due
+ * and `close({ drian: false })` drained.
+ */
+
+/** The options of `publish` and `publishMany`. */
+export const PUBLISH_OPTIONS = object({ signal: ABORT_SIGNAL }, { expected: 'options { signal? }' });
+
+/** The options of `runDue`. */
+export const RUN_DUE_OPTIONS = object(
+  { limit: number({ integer: true, min: 0 }), signal: ABORT_SIGNAL },
+  { expected: 'options { limit?, signal? }' },
+);
+
+/** The options of `waitForIdle`. */
+export const IDLE_OPTIONS = object(
+  { signal: ABORT_SIGNAL, timeoutMs: number({ min: 0 }) },
+  { expected: 'options { signal?, timeoutMs? }', aliases: { timeout: 'timeoutMs' } },
+);
+
+/** The options of `listDeadLetters`. */
+export const DEAD_LETTER_LISTING = object(
+  { limit: number({ integer: true, min: 1 }) },
+  { expected: 'options { limit? }' },
+);
+
+/** The options of `close`. */
+export const CLOSE_OPTIONS = object({ drain: boolean() }, { expected: 'options { drain? }' });

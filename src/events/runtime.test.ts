@@ -25,6 +25,54 @@ function hostRuntime(routes: AxEventRouteDefinition[], extra = {}) {
   return { clock, store, runtime };
 }
 
+describe("the runtime's calls check their options", () => {
+  it('refuses a misspelt or malformed option with invalid_options, naming it, and does nothing', async () => {
+    const invoke = vi.fn();
+    const target = eventTarget('t').invoke(invoke).build();
+    const { runtime, store } = hostRuntime([eventRoute('r').types('t').wake(target).build()]);
+    await runtime.publish(ingress('t'));
+    await runtime.publish(ingress('t'));
+    const calls: [string, () => Promise<unknown>, string, string?][] = [
+      // It ran everything due, not one.
+      ['runDue', () => runtime.runDue({ limt: 1 } as never), 'limt', 'limit'],
+      ['runDue', () => runtime.runDue({ limit: -1 }), 'limit'],
+      // It waited for ever.
+      ['waitForIdle', () => runtime.waitForIdle({ timeoutMS: 10 } as never), 'timeoutMS', 'timeoutMs'],
+      ['listDeadLetters', () => runtime.listDeadLetters({ limit: 0 }), 'limit'],
+      [
+        'publish',
+        () => runtime.publish(ingress('t'), { signl: new AbortController().signal } as never),
+        'signl',
+        'signal',
+      ],
+      ['publishMany', () => runtime.publishMany([ingress('t')], { signal: 'x' } as never), 'signal'],
+      // It drained.
+      ['close', () => runtime.close({ drian: false } as never), 'drian', 'drain'],
+    ];
+    for (const [method, call, path, suggestion] of calls) {
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, method).toBeInstanceOf(AxEventConfigError);
+      expect(error).toMatchObject({
+        code: 'invalid_options',
+        path,
+        message: expect.stringContaining(`${method} options`),
+      });
+      if (suggestion) expect((error as AxEventConfigError).suggestion).toBe(suggestion);
+    }
+    expect(invoke).not.toHaveBeenCalled();
+    const { runs } = await store.listRuns({});
+    expect(runs).toHaveLength(2);
+    // Still open, and the right spellings work.
+    expect(await runtime.runDue({ limit: 1 })).toEqual({ executed: 1 });
+    await runtime.publish(ingress('t'), { signal: new AbortController().signal });
+    await runtime.close({ drain: true });
+    expect(invoke).toHaveBeenCalledTimes(3);
+  });
+});
+
 describe('publish and receipts', () => {
   it('accepts an event no route matches, with no deliveries', async () => {
     const { runtime } = hostRuntime([]);

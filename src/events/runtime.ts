@@ -14,6 +14,7 @@ import {
   AxEventInputError,
   assertEventOptions,
   eventRuleError,
+  refusedCallOptions,
 } from './errors.js';
 import { Executor } from './executor.js';
 import { AxMemoryEventStore } from './memory-store.js';
@@ -24,6 +25,11 @@ import {
   type AxEventErrorReport,
   type AxEventRuntimeConfig,
   type AxEventRuntimeOptions,
+  CLOSE_OPTIONS,
+  DEAD_LETTER_LISTING,
+  IDLE_OPTIONS,
+  PUBLISH_OPTIONS,
+  RUN_DUE_OPTIONS,
   RUNTIME_CONFIG,
   RUNTIME_OPTIONS,
   retryPolicyOf,
@@ -324,6 +330,8 @@ export class AxEventRuntime {
    */
   publish(ingress: AxEventIngress, options: AxEventPublishOptions = {}): Promise<AxEventReceipt> {
     if (this.#closing) return Promise.reject(new AxEventClosedError());
+    const refused = refusedCallOptions(PUBLISH_OPTIONS, options, 'publish');
+    if (refused) return refused;
     const receipt = this.#publishing.one(ingress, options);
     if (this.#publishListeners.size > 0) this.#announce(ingress, receipt);
     return receipt;
@@ -389,6 +397,8 @@ export class AxEventRuntime {
     options: AxEventPublishOptions = {},
   ): Promise<AxEventReceipt[]> {
     if (this.#closing) return Promise.reject(new AxEventClosedError());
+    const refused = refusedCallOptions(PUBLISH_OPTIONS, options, 'publishMany');
+    if (refused) return refused;
     const receipts = this.#publishing.many(ingresses, options);
     if (this.#publishListeners.size > 0 && Array.isArray(ingresses)) {
       ingresses.forEach((ingress, i) => {
@@ -445,7 +455,10 @@ export class AxEventRuntime {
 
   /** Dead letters not yet redriven, oldest first. */
   listDeadLetters(options: { limit?: number } = {}): Promise<AxEventDeadLetter[]> {
-    return this.store.listDeadLetters(options);
+    return (
+      refusedCallOptions(DEAD_LETTER_LISTING, options, 'listDeadLetters') ??
+      this.store.listDeadLetters(options)
+    );
   }
 
   /**
@@ -481,6 +494,7 @@ export class AxEventRuntime {
    * creates, like sink writes, included). Returns how many deliveries ran.
    */
   async runDue(options: { limit?: number; signal?: AbortSignal } = {}): Promise<{ executed: number }> {
+    assertEventOptions(RUN_DUE_OPTIONS, options, 'runDue options');
     const { executed } = await this.#scheduler.runDue({ limit: options.limit, signal: options.signal });
     return { executed };
   }
@@ -491,7 +505,7 @@ export class AxEventRuntime {
    * `runDue()`, to make progress.
    */
   waitForIdle(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
-    return this.#scheduler.waitForIdle(options);
+    return refusedCallOptions(IDLE_OPTIONS, options, 'waitForIdle') ?? this.#scheduler.waitForIdle(options);
   }
 
   /**
@@ -500,6 +514,8 @@ export class AxEventRuntime {
    * are handed back, others end `outcome_unknown`). A store the runtime created is closed.
    */
   close(options: { drain?: boolean } = {}): Promise<void> {
+    const refused = refusedCallOptions(CLOSE_OPTIONS, options, 'close');
+    if (refused) return refused;
     this.#closing ??= this.#close(options.drain ?? true);
     return this.#closing;
   }

@@ -14,7 +14,12 @@
  * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
  */
 
-import { AxEventClosedError, type AxEventConfigError, assertEventOptions } from '../../events/errors.js';
+import {
+  AxEventClosedError,
+  type AxEventConfigError,
+  assertEventOptions,
+  refusedCallOptions,
+} from '../../events/errors.js';
 import type { AxEventRuntime } from '../../events/runtime.js';
 import { eventRuntime, runDueClaimingAhead } from '../../events/runtime.js';
 import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
@@ -88,6 +93,12 @@ export interface AxPostgresEventWorkerCloseOptions {
    */
   drainTimeoutMs?: number;
 }
+
+/** A misspelt `drainTimeoutMs` would wait for the runs however long they take. */
+const CLOSE_OPTIONS = object(
+  { drainTimeoutMs: number({ min: 0 }) },
+  { expected: 'options { drainTimeoutMs? }', aliases: { timeoutMs: 'drainTimeoutMs' } },
+);
 
 /**
  * A worker process's share of a PostgreSQL-backed event runtime. Run as many as you like,
@@ -378,13 +389,15 @@ export class AxPostgresEventWorker {
    * stays open. Idempotent.
    */
   close(options: AxPostgresEventWorkerCloseOptions = {}): Promise<void> {
+    const refused = refusedCallOptions(CLOSE_OPTIONS, options, 'close');
+    if (refused) return refused;
     this.#closing ??= (async () => {
       this.#stop.abort();
       this.#unsubscribe?.();
       this.#wakeAll();
       const drained = Promise.all(this.#lanes);
       const limit = options.drainTimeoutMs;
-      if (limit !== undefined && Number.isFinite(limit)) {
+      if (limit !== undefined) {
         let timer: ReturnType<typeof setTimeout> | undefined;
         const timedOut = await Promise.race([
           drained.then(() => false),

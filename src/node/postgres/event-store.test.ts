@@ -1020,6 +1020,17 @@ describePg('AxPostgresEventWorker', () => {
     const receipt = await worker.runtime.publish({ event: { id: '1', source: 's', type: 'job' } });
     await worker.start();
     await waitUntil(() => calls === 1);
+    // A misspelt deadline waited for the stuck run for ever; it is refused and the worker keeps running.
+    await expect(worker.close({ drainTimeoutMS: 100 } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+      path: 'drainTimeoutMS',
+      suggestion: 'drainTimeoutMs',
+    });
+    await expect(worker.close({ drainTimeoutMs: Number.POSITIVE_INFINITY })).rejects.toMatchObject({
+      code: 'invalid_options',
+      path: 'drainTimeoutMs',
+    });
+    expect(calls).toBe(1);
     await worker.close({ drainTimeoutMs: 100 });
     expect((await store.getRun(receipt.deliveryIds[0] as string))?.status).toBe('outcome_unknown');
     expect(calls).toBe(1);
