@@ -11,7 +11,7 @@ import {
   AxUCPAuthorizationError,
   AxUCPClient,
   type AxUCPClientOptions,
-  type AxUCPError,
+  AxUCPError,
   type AxUCPOperationAuthorizationRequest,
   AxUCPSchemaError,
   generateUCPSigningKey,
@@ -202,6 +202,40 @@ describe('AxUCPClient against the test business', () => {
       { idempotencyKey: error.idempotencyKey },
     );
     expect(again.status).toBe('completed');
+    expect(business.charges.length).toBe(chargesBefore + 1);
+  });
+
+  it('refuses a misspelt idempotency key instead of charging again under a fresh one', async () => {
+    const shop = client({ authorizeOperation: () => true, retry: { attempts: 1 } });
+    const checkout = await readyCheckout(shop);
+    const chargesBefore = business.charges.length;
+    business.fault('checkout.complete', 'cut');
+    const error = (await shop.checkout
+      .complete(checkout.id as string, { payment: CARD })
+      .catch((e) => e)) as AxUCPError & { idempotencyKey: string };
+    expect(error.code).toBe('outcome_unknown');
+    const requestsBefore = business.completeRequests;
+    const retried = await shop.checkout
+      .complete(checkout.id as string, { payment: CARD }, { idempotencyKy: error.idempotencyKey } as never)
+      .catch((e: unknown) => e);
+    expect(retried).toBeInstanceOf(AxUCPError);
+    expect(retried).toMatchObject({
+      code: 'invalid_options',
+      message: expect.stringContaining('did you mean idempotencyKey?'),
+    });
+    await expect(
+      shop.call('checkout.get', { id: checkout.id }, { idempotencyKey: '' }),
+    ).rejects.toMatchObject({
+      code: 'invalid_options',
+    });
+    expect(() => shop.connect({ signl: undefined, x: 1 } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_options' }),
+    );
+    await expect(shop.businessKeys({ refesh: true } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+    });
+    // Nothing was sent, and the order was charged once.
+    expect(business.completeRequests).toBe(requestsBefore);
     expect(business.charges.length).toBe(chargesBefore + 1);
   });
 

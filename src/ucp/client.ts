@@ -15,7 +15,18 @@ import type { AxMCPAuthentication } from '../auth/index.js';
 import type { AxMCPClient } from '../client/index.js';
 import { type AxMCPFetch, createGuardedFetch } from '../net/guarded-fetch.js';
 import { type AxMCPSSRFProtection, redactURL, resolveSSRFPolicy, SSRF_PROTECTION } from '../net/ssrf.js';
-import { array, func, instance, number, object, record, required, string } from '../options/check.js';
+import {
+  ABORT_SIGNAL,
+  array,
+  boolean,
+  func,
+  instance,
+  number,
+  object,
+  record,
+  required,
+  string,
+} from '../options/check.js';
 import {
   type AxUCPNegotiation,
   type AxUCPPlatformProfile,
@@ -155,6 +166,20 @@ export interface AxUCPCallOptions {
   idempotencyKey?: string;
 }
 
+/**
+ * Checked on every call: a misspelt `idempotencyKey` made a fresh key, so retrying a call that
+ * ended `outcome_unknown` could place the order twice.
+ */
+const CALL_OPTIONS = object(
+  { signal: ABORT_SIGNAL, idempotencyKey: string({ nonEmpty: true }) },
+  { expected: 'options { signal?, idempotencyKey? }' },
+);
+const SIGNAL_OPTIONS = object({ signal: ABORT_SIGNAL }, { expected: 'options { signal? }' });
+const KEY_OPTIONS = object(
+  { refresh: boolean(), signal: ABORT_SIGNAL },
+  { expected: 'options { refresh?, signal? }' },
+);
+
 /** A UCP response object: the published members typed loosely, every other member kept. */
 export type AxUCPResource = Record<string, unknown> & { ucp: { version: string; [member: string]: unknown } };
 
@@ -289,6 +314,7 @@ export class AxUCPClient {
   /** Discovers and negotiates (once; later calls share the result). Operations call it themselves. */
   connect(options: { signal?: AbortSignal } = {}): Promise<AxUCPNegotiation> {
     this.#assertOpen();
+    assertUCPOptions(SIGNAL_OPTIONS, options, 'connect options');
     if (!this.#negotiation) {
       const input = {
         settings: this.#settings,
@@ -358,6 +384,7 @@ export class AxUCPClient {
    */
   async call(operation: AxUCPOperation, args: Record<string, unknown> = {}, options: AxUCPCallOptions = {}) {
     this.#assertOpen();
+    assertUCPOptions(CALL_OPTIONS, options, `${String(operation)} options`);
     const context: AxUCPErrorContext = { namespace: this.namespace, endpoint: this.endpoint, operation };
     if (!isUCPOperation(operation)) {
       throw new AxUCPError('invalid_argument', `Unknown UCP operation "${String(operation)}"`, context);
@@ -505,6 +532,7 @@ export class AxUCPClient {
   async businessKeys(
     options: { refresh?: boolean; signal?: AbortSignal } = {},
   ): Promise<readonly AxUCPPublicKey[]> {
+    assertUCPOptions(KEY_OPTIONS, options, 'businessKeys options');
     const negotiation = await this.connect(options.signal ? { signal: options.signal } : {});
     if (!options.refresh || Date.now() - this.#keysRefreshedAt < KEY_REFRESH_FLOOR_MS)
       return negotiation.keys;
