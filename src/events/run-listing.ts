@@ -4,6 +4,7 @@
  * PostgreSQL page the same way. Internal.
  */
 
+import { nearest } from '../options/check.js';
 import { AxEventInputError } from './errors.js';
 import type { AxEventContinuation, AxEventDelivery, AxEventRunQuery, AxEventRunStatus } from './store.js';
 
@@ -58,12 +59,21 @@ function optionalString(value: unknown, name: string, what: string): string | nu
   return value;
 }
 
+const RUN_QUERY_KEYS = ['status', 'routeId', 'targetId', 'limit', 'before'];
+
 /** The query checked, or {@link AxEventInputError} (`invalid_input`) naming the first problem. */
 export function checkRunQuery(input: AxEventRunQuery | undefined): CheckedRunQuery {
   const what = 'listRuns()';
   if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input)))
     throw refuse(what, 'takes an object { status?, routeId?, targetId?, limit?, before? }');
   const query = input ?? {};
+  for (const key of Object.keys(query)) {
+    // A misspelt filter filtered nothing: `{ staus: ['failed'] }` listed every run.
+    if (RUN_QUERY_KEYS.includes(key) || (query as Record<string, unknown>)[key] === undefined) continue;
+    const suggestion = nearest(key, RUN_QUERY_KEYS);
+    const meant = suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`;
+    throw refuse(what, `${key} is not a filter${meant}; the filters are ${RUN_QUERY_KEYS.join(', ')}`);
+  }
   let statuses: AxEventRunStatus[] | null = null;
   if (query.status !== undefined) {
     if (!Array.isArray(query.status)) throw refuse(what, 'status must be an array of run statuses');

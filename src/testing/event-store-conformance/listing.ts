@@ -191,6 +191,8 @@ export const listingCases: Case[] = [
       refused(await refusal(() => list({ status: ['finished' as never] })), 'an unknown status');
       refused(await refusal(() => list({ status: 'queued' as never })), 'a status that is not a list');
       refused(await refusal(() => list({ routeId: 5 as never })), 'a route id that is not a string');
+      // A misspelt filter would filter nothing and list every run.
+      refused(await refusal(() => list({ staus: ['queued'] } as never)), 'a misspelt filter');
       same((await list({ before: next })).runs.length, 1, 'the good cursor still works');
     },
   ],
