@@ -309,6 +309,13 @@ describe("the specification's forms, verbatim, against the demo", () => {
       expect(() => client.subscribeTaskStatus({ status: 'done' } as never, () => {})).toThrow(
         expect.objectContaining({ code: 'invalid_options', path: 'status' }),
       );
+      // Caught when called, so never heard from: refused when subscribed.
+      expect(() => client.subscribeEvents('log' as never)).toThrow(
+        expect.objectContaining({
+          code: 'invalid_options',
+          message: expect.stringContaining('subscribeEvents listener'),
+        }),
+      );
     } finally {
       await client.close();
     }

@@ -1,4 +1,4 @@
-import { instance, object, required, type Shape } from '../options/check.js';
+import { func, instance, object, required, type Shape } from '../options/check.js';
 import {
   type AxMCPAuthorizationDeniedError,
   AxMCPUnsupportedError,
@@ -56,6 +56,7 @@ export type { AxMCPToolCallOptions } from './tool-calls.js';
 
 const LOG_LEVEL_ARGUMENT = object({ level: required(CLIENT_OPTIONS.keys.logLevel!) });
 
+const EVENT_LISTENER = func('a listener (event) => void');
 /** What the client needs of a transport (a custom one included). */
 const TRANSPORT = instance(
   'a transport (AxMCPStreamableHTTPTransport, AxMCPStdioTransport, … or an object with request, notify, respond, setHandlers and close)',
@@ -502,6 +503,8 @@ export class AxMCPClient {
 
   /** Receives typed client events; returns the function that unsubscribes. */
   subscribeEvents(listener: AxMCPClientEventListener): () => void {
+    // A listener that is not a function would be called into a caught TypeError: never heard from.
+    assertMCPOptions(EVENT_LISTENER, listener, 'subscribeEvents listener', this.#connection.where());
     return this.#connection.events.subscribe(listener);
   }
 
