@@ -94,8 +94,25 @@ describe('token introspection (RFC 7662) against oidc-provider', () => {
     // Revoked at the server: inactive, and nothing else is claimed.
     const token = await as.provider.ClientCredentials.find(mcp.tokens.get('a')!.at(-1)!);
     await token!.destroy();
+    // Asked with a misspelt option, the cached "active" came back for the revoked token.
+    const before = introspections();
+    await expect(oauth.introspect(mcp.url('a'), { refresh: true } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+      path: 'refresh',
+      suggestion: 'fresh',
+    });
+    expect(introspections()).toBe(before);
     const revoked = await oauth.introspect(mcp.url('a'), { fresh: true });
     expect(revoked).toEqual({ active: false, checkedAt: expect.any(Number) });
+    await expect(oauth.signOut(mcp.url('a'), { revok: false } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+      suggestion: 'revoke',
+    });
+    await expect(oauth.authorize(mcp.url('a'), { scope: ['mcp:read'] } as never)).rejects.toMatchObject({
+      code: 'invalid_options',
+      suggestion: 'scopes',
+    });
+    expect(await oauth.granted(mcp.url('a'))).toBeDefined();
     await oauth.signOut(mcp.url('a'), { revoke: false });
     expect(await oauth.introspect(mcp.url('a'))).toBeUndefined();
   });

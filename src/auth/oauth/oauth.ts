@@ -7,6 +7,7 @@
  * mutual TLS (RFC 8705) and introspection (RFC 7662) live in their own modules; this file is
  * the strategy users hold and what it does for them directly (sign out, grants, introspection).
  */
+import { ABORT_SIGNAL, array, boolean, object, string } from '../../options/check.js';
 import { assertMCPOptions } from '../../protocol/errors.js';
 import type {
   AxMCPAuthenticationChallenge,
@@ -41,6 +42,25 @@ import { revokeTokens } from './revocation.js';
 import { AxMCPMemoryTokenStore, type AxMCPStoredTokens } from './token-store.js';
 
 const SENSITIVE = Object.freeze(['authorization', 'dpop']);
+
+/*
+ * The options of the strategy's calls, checked on every call: a misspelt one went nowhere, so
+ * `introspect(endpoint, { refresh: true })` answered from the cache (a revoked token still
+ * active), `authorize(endpoint, { scope: [...] })` asked for the default scopes and
+ * `signOut(endpoint, { revok: false })` revoked.
+ */
+const AUTHORIZE_NOW_OPTIONS = object(
+  { scopes: array(string({ nonEmpty: true })), signal: ABORT_SIGNAL },
+  { expected: 'options { scopes?, signal? }', aliases: { scope: 'scopes' } },
+);
+const SIGN_OUT_OPTIONS = object(
+  { revoke: boolean(), signal: ABORT_SIGNAL },
+  { expected: 'options { revoke?, signal? }' },
+);
+const INTROSPECT_OPTIONS = object(
+  { fresh: boolean(), signal: ABORT_SIGNAL },
+  { expected: 'options { fresh?, signal? }', aliases: { refresh: 'fresh', force: 'fresh' } },
+);
 
 /**
  * OAuth 2.1 for MCP servers that require it, as an {@link AxMCPAuthentication} strategy.
@@ -146,6 +166,7 @@ class OAuthStrategy {
     endpoint: string | URL,
     opts: { scopes?: readonly string[]; signal?: AbortSignal } = {},
   ): Promise<void> {
+    assertMCPOptions(AUTHORIZE_NOW_OPTIONS, opts, 'authorize options');
     const state = await this.#ctx.states.get(new URL(endpoint));
     await flowSettled(state);
     await runAsFlow(state, authorize(this.#ctx, state, undefined, opts.scopes, opts.signal));
@@ -155,6 +176,7 @@ class OAuthStrategy {
     endpoint: string | URL,
     options: { revoke?: boolean; signal?: AbortSignal } = {},
   ): Promise<void> {
+    assertMCPOptions(SIGN_OUT_OPTIONS, options, 'signOut options');
     const ctx = this.#ctx;
     const state = await ctx.states.get(new URL(endpoint));
     const tokens = state.record.tokens;
@@ -195,6 +217,7 @@ class OAuthStrategy {
     endpoint: string | URL,
     options: { fresh?: boolean; signal?: AbortSignal } = {},
   ): Promise<AxMCPTokenIntrospection | undefined> {
+    assertMCPOptions(INTROSPECT_OPTIONS, options, 'introspect options');
     const ctx = this.#ctx;
     const state = await ctx.states.get(new URL(endpoint));
     await flowSettled(state);
