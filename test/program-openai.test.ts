@@ -61,6 +61,27 @@ describe('AxAIOpenAICompatible', () => {
     });
   });
 
+  it('refuses a request with a field it would leave out of the body, and sends nothing', async () => {
+    const messages: AxAIMessage[] = [{ role: 'user', content: 'hi' }];
+    // The misspelt cap was dropped: the model answered at its default length.
+    for (const [request, path, suggestion] of [
+      [{ messages, maxToken: 5 }, 'maxToken', 'maxTokens'],
+      [{ messages, temprature: 0 }, 'temprature', 'temperature'],
+      [{ messages, maxTokens: 0 }, 'maxTokens', undefined],
+      [{ messages: [{ role: 'usr', content: 'hi' }] }, 'messages[0].role', undefined],
+    ] as const) {
+      const error = await ai.chat(request as never).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'invalid_options', path, provider: ai.name });
+      if (suggestion) expect(error).toMatchObject({ suggestion });
+      const streamed = await ai
+        .streamingChat(request as never)
+        .next()
+        .catch((e: unknown) => e);
+      expect(streamed).toMatchObject({ code: 'invalid_options', path });
+    }
+    expect(llm.requests).toHaveLength(0);
+  });
+
   it('streams text and tool-call deltas over SSE and assembles the response', async () => {
     llm.script(
       { content: 'A streamed answer of some length.' },

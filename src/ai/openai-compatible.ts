@@ -25,6 +25,7 @@ import {
   type AxAIChatStreamEvent,
   type AxAIMediaSupport,
   type AxAIService,
+  CHAT_REQUEST,
   MEDIA_SUPPORT,
 } from './types.js';
 
@@ -221,6 +222,7 @@ export class AxAIOpenAICompatible implements AxAIService {
 
   /** Sends the conversation and returns the model's answer. */
   async chat(request: AxAIChatRequest): Promise<AxAIChatResponse> {
+    this.#check(request);
     const span = this.#span(request, false);
     try {
       const response = await this.#chat(request);
@@ -230,6 +232,14 @@ export class AxAIOpenAICompatible implements AxAIService {
       endSpan(span, undefined, error);
       throw error;
     }
+  }
+
+  /** A request that does not fit is refused before anything is sent (`invalid_options`). */
+  #check(request: AxAIChatRequest): void {
+    assertAIOptions(CHAT_REQUEST, request, `${this.name} chat request`, {
+      provider: this.name,
+      model: typeof request?.model === 'string' ? request.model : this.model,
+    });
   }
 
   #span(request: AxAIChatRequest, stream: boolean): Span {
@@ -273,6 +283,7 @@ export class AxAIOpenAICompatible implements AxAIService {
 
   /** Streams the answer over SSE; yields text and tool-call deltas, then `finish`. */
   async *streamingChat(request: AxAIChatRequest): AsyncGenerator<AxAIChatStreamEvent> {
+    this.#check(request);
     if (!this.capabilities.streaming) {
       yield { type: 'finish', response: await this.chat(request) };
       return;

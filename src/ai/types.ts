@@ -357,6 +357,21 @@ export const CHAT_REQUEST_KEYS = {
   signal: ABORT_SIGNAL,
 } as const;
 
+/**
+ * What a chat request may hold; the OpenAI-compatible client checks it on every call, since a
+ * misspelt field (`maxToken`, `temprature`, `toolChoise`) would be left out of the body.
+ */
+export const CHAT_REQUEST = object(CHAT_REQUEST_KEYS, {
+  expected:
+    'a chat request { messages, tools?, toolChoice?, responseFormat?, model?, temperature?, maxTokens?, signal? }',
+  aliases: {
+    abortSignal: 'signal',
+    tool_choice: 'toolChoice',
+    max_tokens: 'maxTokens',
+    response_format: 'responseFormat',
+  },
+});
+
 /** Why the model stopped. */
 export type AxAIFinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
 
