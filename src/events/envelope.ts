@@ -153,6 +153,11 @@ function refuseUnknownFields(value: object, known: readonly string[], where: str
   }
 }
 
+/** A name an event can carry an extension under: lower-case letters and digits, no attribute's name. */
+export function isExtensionName(name: string): boolean {
+  return EXTENSION_NAME.test(name) && !isUnsafeKey(name) && !RESERVED_ATTRIBUTES.has(name);
+}
+
 function normalizeExtensions(value: unknown): Record<string, AxEventExtensionValue> | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -163,7 +168,7 @@ function normalizeExtensions(value: unknown): Record<string, AxEventExtensionVal
     throw invalid(`event.extensions has more than ${MAX_EXTENSIONS} entries`);
   const out: Record<string, AxEventExtensionValue> = Object.create(null);
   for (const name of names) {
-    if (!EXTENSION_NAME.test(name) || isUnsafeKey(name) || RESERVED_ATTRIBUTES.has(name)) {
+    if (!isExtensionName(name)) {
       throw invalid(
         `event.extensions name "${name.slice(0, 64)}" is not a lowercase alphanumeric extension name`,
       );

@@ -53,6 +53,18 @@ const CASES: Case[] = [
     path: 'routes[1].match.types',
   },
   {
+    // No event can carry it (publish refuses the name), so the route would match nothing, ever.
+    name: 'an extension name events cannot carry',
+    make: () => eventRoute('e').types('x').extensions({ Level: 'info' }).wake(target).build(),
+    path: 'match.extensions.Level',
+  },
+  {
+    name: 'an extension named like an event attribute',
+    make: () =>
+      eventRuntime({ routes: [{ ...ok('a'), match: { types: ['x'], extensions: { subject: 's' } } }] }),
+    path: 'routes[0].match.extensions.subject',
+  },
+  {
     name: 'an empty types list',
     make: () => eventRuntime({ routes: [{ ...ok('a'), match: { types: [] } }] }),
     path: 'routes[0].match.types',

@@ -17,7 +17,7 @@ import {
   required,
   string,
 } from '../options/check.js';
-import type { AxEventExtensionValue, AxEventIngressRecord } from './envelope.js';
+import { type AxEventExtensionValue, type AxEventIngressRecord, isExtensionName } from './envelope.js';
 import { assertEventOptions, optionPath, withRules } from './errors.js';
 import type { AxEventPath } from './path.js';
 import type { AxEventAction } from './store.js';
@@ -135,6 +135,16 @@ function routeRules(route: AxEventRouteDefinition, path: string, issues: AxOptio
         expected:
           'at least one criterion (types, sources, subjects or extensions; a predicate matches everything)',
         received: 'an empty match',
+      });
+    }
+    for (const name of Object.keys(m.extensions ?? {})) {
+      // No event carries it (publish refuses such a name): the route would match nothing, ever.
+      if (isExtensionName(name)) continue;
+      issues.push({
+        path: `${at('match.extensions')}.${name.slice(0, 64)}`,
+        expected:
+          'an extension name events can carry (lower-case letters and digits, not an event attribute)',
+        received: `'${name.slice(0, 64)}'`,
       });
     }
   }
