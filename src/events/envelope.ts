@@ -281,6 +281,8 @@ export function parseIngressRecord(text: string): AxEventIngressRecord {
 
 /** True when no identity field is set. */
 export function isAnonymous(identity: AxEventIdentity): boolean {
+  // A misspelt field (`tenantid`) would make any identity anonymous here.
+  refuseUnknownFields(identity, IDENTITY_KEYS, 'identity.');
   return IDENTITY_KEYS.every((k) => identity[k] === undefined);
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { AxManualEventClock } from './clock.js';
-import type { AxEventIngress } from './envelope.js';
+import { type AxEventIngress, identityScope, isAnonymous } from './envelope.js';
 import { AxEventConfigError, AxEventInputError } from './errors.js';
 import { eventInput } from './input.js';
 import { AxMemoryEventStore } from './memory-store.js';
@@ -125,6 +125,19 @@ describe('publish and receipts', () => {
     await expect(runtime.publish(ingress('t', { text: 'x'.repeat(600) }))).rejects.toMatchObject({
       code: 'event_too_large',
     });
+  });
+
+  it('identityScope and isAnonymous refuse a field an identity does not have', () => {
+    // It made any identity anonymous: the scope of another's state and continuations.
+    expect(() => identityScope({ tenantid: 't1', userId: 'u1' } as never)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_event',
+        message: expect.stringContaining('did you mean identity.tenantId?'),
+      }),
+    );
+    expect(() => isAnonymous({ userid: 'u1' } as never)).toThrow(AxEventInputError);
+    expect(identityScope({ tenantId: 't1', userId: 'u1' })).toBe('id:t1//u1/');
+    expect(isAnonymous({})).toBe(true);
   });
 
   it('refuses a field it would drop, naming it, and stores nothing', async () => {
