@@ -11,6 +11,20 @@ runEventStoreConformance({
   create: () => new AxMemoryEventStore(),
 });
 
+describe('runEventStoreConformance options', () => {
+  it('refuses a misspelt option instead of running the suite without it', () => {
+    // A misspelt dispose closed every store the kit's way, never calling the caller's.
+    const dispos = () => {};
+    const create = () => new AxMemoryEventStore();
+    expect(() => runEventStoreConformance({ describe, it, create, dispos } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_options', path: 'dispos', suggestion: 'dispose' }),
+    );
+    expect(() => runEventStoreConformance({ describe, it, creat: create } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_options' }),
+    );
+  });
+});
+
 function draft(i: number): AxEventDeliveryDraft {
   return {
     id: `d${i}`,

@@ -12,7 +12,9 @@
  * plain thrown errors, so it depends on no test library.
  */
 
+import { assertEventOptions } from '../events/errors.js';
 import type { AxEventStore } from '../events/store.js';
+import { func, object, required, string } from '../options/check.js';
 import { batchCases } from './event-store-conformance/batches.js';
 import { continuationCases } from './event-store-conformance/continuations.js';
 import { deliveryCases } from './event-store-conformance/deliveries.js';
@@ -34,6 +36,18 @@ export interface AxEventStoreConformanceOptions {
   dispose?: (store: AxEventStore) => void | Promise<void>;
 }
 
+/** A misspelt `dispose` would close each store the kit's way, not yours: refused instead. */
+const CONFORMANCE_OPTIONS = object(
+  {
+    name: string({ nonEmpty: true }),
+    describe: required(func("your runner's describe (name, fn)")),
+    it: required(func("your runner's it (name, fn)")),
+    create: required(func('a function returning a fresh, empty store')),
+    dispose: func('a function (store) disposing of a store'),
+  },
+  { expected: 'options { describe, it, create, dispose?, name? }' },
+);
+
 const cases: Case[] = [...deliveryCases, ...batchCases, ...runCases, ...continuationCases, ...listingCases];
 
 /** @deprecated Renamed {@link AxEventStoreConformanceOptions}: public names start with `Ax`. */
@@ -41,6 +55,7 @@ export type EventStoreConformanceOptions = AxEventStoreConformanceOptions;
 
 /** Register the conformance suite with your test runner. */
 export function runEventStoreConformance(options: AxEventStoreConformanceOptions): void {
+  assertEventOptions(CONFORMANCE_OPTIONS, options, 'runEventStoreConformance options');
   options.describe(options.name ?? 'AxEventStore conformance', () => {
     for (const [title, body] of cases) {
       options.it(title, async () => {
