@@ -806,6 +806,34 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
       expect(calls.map((call) => call.subject)).toEqual([BERLIN]);
     });
 
+    it('a resolveIdentity answer with a misspelt field is reported, never published under the wrong attribution', async () => {
+      const { target, calls } = recordingTarget('restock-agent');
+      const rig = await startRig({
+        era,
+        policy: [BERLIN, CURRENT],
+        identity: null,
+        trust: 'untrusted',
+        // The misspelt identity fell back to none: the event went out anonymous, yet 'authenticated'.
+        resolveIdentity: (event) =>
+          event.type === 'resource_updated' && event.uri === BERLIN
+            ? ({ identty: IDENTITY, trust: 'authenticated' } as never)
+            : undefined,
+        routes: wakeOnUpdate(target),
+      });
+      await rig.client.callTool('adjust_stock', { warehouseId: 'berlin', sku: 'widget-a', delta: 3 });
+      await eventually(() => rig.of(MCP_EVENT_TYPES.resourceUpdated).length === 1, 5_000, 'the other update');
+      await eventually(() => rig.errors.length > 0, 5_000, 'the refusal reported');
+      await rig.runtime.waitForIdle({ timeoutMs: 5_000 });
+      expect(rig.of(MCP_EVENT_TYPES.resourceUpdated).map((entry) => entry.ingress.event.subject)).toEqual([
+        CURRENT,
+      ]);
+      expect(rig.errors[0]?.error).toMatchObject({
+        code: 'invalid_event',
+        message: expect.stringContaining('identty is not an option (did you mean identity?)'),
+      });
+      expect(calls).toEqual([]);
+    });
+
     it('an anonymous look-alike of an MCP event never matches the authenticated wake route', async () => {
       const { target, calls } = recordingTarget('restock-agent');
       const rig = await startRig({ era, policy: [BERLIN], routes: wakeOnUpdate(target) });

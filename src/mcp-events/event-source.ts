@@ -11,7 +11,19 @@ import type {
   AxEventSourceDescription,
   AxEventWithheldType,
 } from '../events/source.js';
-import { anyOf, array, boolean, func, instance, object, oneOf, required, string } from '../options/check.js';
+import {
+  anyOf,
+  anything,
+  array,
+  boolean,
+  findOptionsProblem,
+  func,
+  instance,
+  object,
+  oneOf,
+  required,
+  string,
+} from '../options/check.js';
 import { AxMCPUnsupportedError } from '../protocol/errors.js';
 import { MCP_EVENT_TYPES, mcpSource, toIngress } from './normalize.js';
 import { type AxMCPResourceSubscriptionPolicy, policySubscribes, selectResources } from './policy.js';
@@ -48,6 +60,12 @@ export const MCP_CLIENT = instance('an AxMCPClient', (v) => {
 });
 
 const NAME = string({ nonEmpty: true });
+
+/** What `resolveIdentity` may answer; its fields are checked as `publish` checks an ingress. */
+const RESOLVED_ATTRIBUTION = object(
+  { identity: anything(), trust: anything() },
+  { expected: 'undefined or { identity?, trust? }' },
+);
 
 /** What {@link AxMCPEventSource} accepts; checked once in the constructor. */
 export const MCP_EVENT_SOURCE_OPTIONS = object(
@@ -324,6 +342,12 @@ export class AxMCPEventSource implements AxEventSource {
       event.type === 'lifecycle' && (event.state === 'reconnected' || event.state === 'session_restored');
     if (resourcesChanged || reconnected) await this.reconcile();
     const resolved = this.#options.resolveIdentity?.(event);
+    if (resolved !== undefined) {
+      // A misspelt `identity` would publish the event as the source's default (or anonymous)
+      // under the trust it named: given up and reported, as a malformed event is.
+      const problem = findOptionsProblem(RESOLVED_ATTRIBUTION, resolved, 'resolveIdentity result');
+      if (problem) throw new AxEventInputError('invalid_event', problem.message);
+    }
     const identity = resolved?.identity ?? this.#options.identity;
     const attribution = {
       origin: this.#origin,
