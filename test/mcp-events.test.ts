@@ -781,7 +781,10 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
       },
     );
 
-    it('resolveIdentity attributes per event; only the attributed event wakes the authenticated route', async () => {
+    /** Berlin's update attributed by `resolveIdentity` answering `answer`, the rest untrusted; Berlin stock moved. */
+    async function attributedBerlin(
+      answer: ReturnType<NonNullable<AxMCPEventSourceOptions['resolveIdentity']>>,
+    ) {
       const { target, calls } = recordingTarget('restock-agent');
       const rig = await startRig({
         era,
@@ -789,12 +792,15 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
         identity: null,
         trust: 'untrusted',
         resolveIdentity: (event) =>
-          event.type === 'resource_updated' && event.uri === BERLIN
-            ? { identity: IDENTITY, trust: 'authenticated' }
-            : undefined,
+          event.type === 'resource_updated' && event.uri === BERLIN ? answer : undefined,
         routes: wakeOnUpdate(target),
       });
       await rig.client.callTool('adjust_stock', { warehouseId: 'berlin', sku: 'widget-a', delta: 3 });
+      return { rig, calls };
+    }
+
+    it('resolveIdentity attributes per event; only the attributed event wakes the authenticated route', async () => {
+      const { rig, calls } = await attributedBerlin({ identity: IDENTITY, trust: 'authenticated' });
       await eventually(() => rig.of(MCP_EVENT_TYPES.resourceUpdated).length === 2, 5_000, 'both updates');
       await rig.runtime.waitForIdle({ timeoutMs: 5_000 });
       const bySubject = new Map(
@@ -807,20 +813,8 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
     });
 
     it('a resolveIdentity answer with a misspelt field is reported, never published under the wrong attribution', async () => {
-      const { target, calls } = recordingTarget('restock-agent');
-      const rig = await startRig({
-        era,
-        policy: [BERLIN, CURRENT],
-        identity: null,
-        trust: 'untrusted',
-        // The misspelt identity fell back to none: the event went out anonymous, yet 'authenticated'.
-        resolveIdentity: (event) =>
-          event.type === 'resource_updated' && event.uri === BERLIN
-            ? ({ identty: IDENTITY, trust: 'authenticated' } as never)
-            : undefined,
-        routes: wakeOnUpdate(target),
-      });
-      await rig.client.callTool('adjust_stock', { warehouseId: 'berlin', sku: 'widget-a', delta: 3 });
+      // The misspelt identity fell back to none: the event went out anonymous, yet 'authenticated'.
+      const { rig, calls } = await attributedBerlin({ identty: IDENTITY, trust: 'authenticated' } as never);
       await eventually(() => rig.of(MCP_EVENT_TYPES.resourceUpdated).length === 1, 5_000, 'the other update');
       await eventually(() => rig.errors.length > 0, 5_000, 'the refusal reported');
       await rig.runtime.waitForIdle({ timeoutMs: 5_000 });

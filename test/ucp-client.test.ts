@@ -184,17 +184,21 @@ describe('AxUCPClient against the test business', () => {
     expect(business.charges.length).toBe(chargesBefore + 1);
   });
 
-  it('reports outcome_unknown with the key, and a later retry with that key charges once', async () => {
+  /** A complete whose connection is cut on its one attempt: charged, and `outcome_unknown`. */
+  async function unknownOutcome() {
     const shop = client({ authorizeOperation: () => true, retry: { attempts: 1 } });
     const checkout = await readyCheckout(shop);
     const chargesBefore = business.charges.length;
     business.fault('checkout.complete', 'cut');
     const error = (await shop.checkout
       .complete(checkout.id as string, { payment: CARD })
-      .catch((e) => e)) as AxUCPError & {
-      idempotencyKey: string;
-    };
+      .catch((e) => e)) as AxUCPError & { idempotencyKey: string };
     expect(error.code).toBe('outcome_unknown');
+    return { shop, checkout, chargesBefore, error };
+  }
+
+  it('reports outcome_unknown with the key, and a later retry with that key charges once', async () => {
+    const { shop, checkout, chargesBefore, error } = await unknownOutcome();
     expect(business.charges.length).toBe(chargesBefore + 1); // it did charge
     const again = await shop.checkout.complete(
       checkout.id as string,
@@ -206,14 +210,7 @@ describe('AxUCPClient against the test business', () => {
   });
 
   it('refuses a misspelt idempotency key instead of charging again under a fresh one', async () => {
-    const shop = client({ authorizeOperation: () => true, retry: { attempts: 1 } });
-    const checkout = await readyCheckout(shop);
-    const chargesBefore = business.charges.length;
-    business.fault('checkout.complete', 'cut');
-    const error = (await shop.checkout
-      .complete(checkout.id as string, { payment: CARD })
-      .catch((e) => e)) as AxUCPError & { idempotencyKey: string };
-    expect(error.code).toBe('outcome_unknown');
+    const { shop, checkout, chargesBefore, error } = await unknownOutcome();
     const requestsBefore = business.completeRequests;
     const retried = await shop.checkout
       .complete(checkout.id as string, { payment: CARD }, { idempotencyKy: error.idempotencyKey } as never)
