@@ -10,7 +10,13 @@ import {
   identityScope,
   normalizeIngress,
 } from './envelope.js';
-import { AxEventBackpressureError, AxEventClosedError, AxEventError, AxEventInputError } from './errors.js';
+import {
+  AxEventBackpressureError,
+  AxEventClosedError,
+  AxEventConfigError,
+  AxEventError,
+  AxEventInputError,
+} from './errors.js';
 import type { AxEventRouteDefinition } from './route.js';
 import { planDeliveries } from './routing.js';
 import type { DeliveryScheduler } from './scheduler.js';
@@ -34,10 +40,18 @@ export interface PublishingParts {
 /** See {@link AxEventRuntime.publish} and {@link AxEventRuntime.publishMany}. */
 export class Publishing {
   readonly #parts: PublishingParts;
+  /** Routes whose hooks were reported as misused: once per route, not once per event. */
+  readonly #misused = new WeakSet<AxEventRouteDefinition>();
 
   constructor(parts: PublishingParts) {
     this.#parts = parts;
   }
+
+  readonly #reportMisuse = (route: AxEventRouteDefinition, message: string): void => {
+    if (this.#misused.has(route)) return;
+    this.#misused.add(route);
+    this.#parts.report(new AxEventConfigError(`Route ${route.id}: ${message}`, { routeId: route.id }));
+  };
 
   async one(ingress: AxEventIngress, options: AxEventPublishOptions): Promise<AxEventReceipt> {
     const { store, clock } = this.#parts;
@@ -155,6 +169,7 @@ export class Publishing {
       now,
       store: this.#parts.store,
       onError: (error) => this.#parts.report(error),
+      onMisuse: this.#reportMisuse,
     });
     const event = { key: `evt_${crypto.randomUUID()}`, scope, ingress: record, bytes, receivedAt: now };
     return {

@@ -299,6 +299,18 @@ function notAmong(what: string, value: string | undefined, patterns: readonly st
   return `${has} is not among ${patterns.join(', ')}`;
 }
 
+/** Why an asynchronous predicate never matches (routing reports it once per route). */
+export const PREDICATE_PROMISE =
+  'the match predicate returned a promise: a predicate decides synchronously, an asynchronous check belongs in authorize()';
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
 /**
  * The first criterion of a route the event fails (authentication and `authorize` are checked
  * separately), or `null` when the criteria match. A predicate that throws does not match.
@@ -316,6 +328,11 @@ export function routeCriteriaMismatch(
         code: 'predicate',
         message: `the match predicate threw: ${(error as Error)?.message ?? error}`,
       };
+    }
+    if (isThenable(result)) {
+      // Not awaited: a predicate decides synchronously. Its rejection must not go unhandled.
+      result.then(undefined, () => {});
+      return { code: 'predicate', message: PREDICATE_PROMISE };
     }
     return result === true ? null : { code: 'predicate', message: 'the match predicate did not return true' };
   }

@@ -12,6 +12,7 @@ import {
   type AxEventRouteExplanation,
   type AxEventRouteMismatch,
   matchesPattern,
+  PREDICATE_PROMISE,
   routeCriteriaMismatch,
 } from './route.js';
 import type { AxEventWarning } from './runtime-options.js';
@@ -38,9 +39,13 @@ export async function routeMismatch(
   route: AxEventRouteDefinition,
   ingress: AxEventIngressRecord,
   onError: (error: unknown) => void,
+  onMisuse?: RouteMisuseListener,
 ): Promise<AxEventRouteMismatch | null> {
   const criteria = routeCriteriaMismatch(route, ingress);
-  if (criteria) return criteria;
+  if (criteria) {
+    if (criteria.message === PREDICATE_PROMISE) onMisuse?.(route, criteria.message);
+    return criteria;
+  }
   if (route.requireAuthenticated) {
     if (isAnonymous(ingress.identity)) {
       return {
@@ -58,12 +63,23 @@ export async function routeMismatch(
   }
   if (!route.authorize) return null;
   try {
-    const allowed = await route.authorize(ingress, { id: route.id });
-    return allowed === true ? null : { code: 'authorize', message: 'the authorize hook did not return true' };
+    const allowed: unknown = await route.authorize(ingress, { id: route.id });
+    if (allowed === true) return null;
+    // Denied either way (fail closed), but an answer that is not a boolean is a mistake to hear of.
+    if (allowed !== false) {
+      onMisuse?.(route, `the authorize hook returned ${describeAnswer(allowed)}, not true or false: denied`);
+    }
+    return { code: 'authorize', message: 'the authorize hook did not return true' };
   } catch (error) {
     onError(error);
     return { code: 'authorize', message: `the authorize hook threw: ${(error as Error)?.message ?? error}` };
   }
+}
+
+function describeAnswer(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (typeof value === 'string') return `the string '${value.slice(0, 40)}'`;
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
 
 function instanceKeyOf(route: AxEventRouteDefinition, ingress: AxEventIngressRecord, scope: string) {
@@ -98,12 +114,19 @@ function correlationOf(route: AxEventRouteDefinition, ingress: AxEventIngressRec
 }
 
 /** What routing one event needs. */
+/**
+ * Told when a route's hook answered what it cannot mean (a promise from a predicate, a
+ * non-boolean from `authorize`): the event does not match, and the caller reports the route.
+ */
+export type RouteMisuseListener = (route: AxEventRouteDefinition, message: string) => void;
+
 interface PlanInput {
   ingress: AxEventIngressRecord;
   scope: string;
   now: number;
   store: AxEventStore;
   onError: (error: unknown) => void;
+  onMisuse?: RouteMisuseListener;
 }
 
 /**
@@ -117,7 +140,7 @@ async function planRoute(
   input: PlanInput,
 ): Promise<{ draft: AxEventDeliveryDraft | null; reason: AxEventRouteMismatch | null }> {
   const { ingress, scope, now } = input;
-  const mismatch = await routeMismatch(route, ingress, input.onError);
+  const mismatch = await routeMismatch(route, ingress, input.onError, input.onMisuse);
   if (mismatch) return { draft: null, reason: mismatch };
   const instance = instanceKeyOf(route, ingress, scope);
   let instanceKey = instance.value;

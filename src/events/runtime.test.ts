@@ -73,6 +73,54 @@ describe("the runtime's calls check their options", () => {
   });
 });
 
+describe('route hooks that answer what they cannot mean', () => {
+  it('an asynchronous predicate or a non-boolean authorize matches nothing, and is reported once per route', async () => {
+    const errors: unknown[] = [];
+    const invoke = vi.fn();
+    const target = eventTarget('t').invoke(invoke).build();
+    const { runtime } = hostRuntime(
+      [
+        // Compared with true, the promise never matched, without a word.
+        eventRoute('async-match')
+          .match((async () => true) as never)
+          .wake(target)
+          .build(),
+        eventRoute('yes-authorize')
+          .types('t')
+          .authorize((() => 'yes') as never)
+          .wake(target)
+          .build(),
+        eventRoute('denies')
+          .types('t')
+          .authorize(() => false)
+          .wake(target)
+          .build(),
+        eventRoute('allows')
+          .types('t')
+          .authorize(async () => true)
+          .wake(target)
+          .build(),
+      ],
+      { onError: (error: unknown) => errors.push(error) },
+    );
+    const first = await runtime.publish(ingress('t'));
+    await runtime.publish(ingress('t'));
+    expect(first.deliveryIds).toHaveLength(1);
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toBeInstanceOf(AxEventConfigError);
+    expect(String((errors[0] as Error).message)).toMatch(
+      /^Route async-match: the match predicate returned a promise/,
+    );
+    expect(errors[1]).toMatchObject({
+      message: "Route yes-authorize: the authorize hook returned the string 'yes', not true or false: denied",
+    });
+    const why = await runtime.explain(ingress('t').event);
+    expect(why.find((route) => route.routeId === 'async-match')?.reason?.message).toContain(
+      'returned a promise',
+    );
+  });
+});
+
 describe('publish and receipts', () => {
   it('accepts an event no route matches, with no deliveries', async () => {
     const { runtime } = hostRuntime([]);
