@@ -308,6 +308,11 @@ describe.each(PEERS)(
       expect(reopened.every((e) => e.resumed === true)).toBe(true);
       expect(rig.proxy.stats.dropped).toBeGreaterThanOrEqual(20);
       expect(subscribesOnWire(rig)).toBe(2);
+      // One look at the lists after the run of reconnects, not one per reconnect (it was 5–6).
+      const listed = () => rig.proxy.stats.rpcMethods.get('tools/list') ?? 0;
+      await eventually(() => listed() >= 1, 3000, 'the look after the reconnects');
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(listed()).toBe(1);
     });
 
     for (const dropConnections of peer === 'v2' ? [false, true] : [false]) {

@@ -1,4 +1,4 @@
-import { delay, linkAbort } from '../protocol/abort.js';
+import { linkAbort, whenAborted } from '../protocol/abort.js';
 import { AxMCPSessionExpiredError, AxMCPTransportError, AxMCPUnsupportedError } from '../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import type { AxMCPMessageContext } from '../transport/types.js';
@@ -42,6 +42,8 @@ export class ServerStream {
   #sessionLostWhileReleasing = false;
   /** Resource URIs subscribed on the wire (in the 2026-07-28 era: in the listen filter). */
   readonly #wiredUris = new Set<string>();
+  /** The pending look after reconnects (see `#lookSoon`). */
+  #look: { timer: ReturnType<typeof setTimeout>; stop: () => void } | undefined;
 
   constructor(parts: ServerStreamParts) {
     this.#parts = parts;
@@ -218,12 +220,31 @@ export class ServerStream {
     // A change announced while the stream was down is lost (2026-07-28 listen streams keep no
     // state; a legacy stream with no event id has nothing to resume from): look again — a moment
     // later, so what the server replays on reconnect (Last-Event-ID) is counted first.
-    if (state === 'reconnected') {
-      delay(RECONNECT_LOOK_DELAY_MS, connection.lifetime.signal).then(
-        () => this.#parts.lookAfterReconnect(),
-        () => {},
-      );
-    }
+    if (state === 'reconnected') this.#lookSoon();
+  }
+
+  /**
+   * One look after a run of reconnects, a moment after the last: a stream that drops twenty
+   * times in a few seconds lists the catalog once more, not twenty times, and leaves one timer
+   * and one listener on the client's lifetime, not one per reconnect.
+   */
+  #lookSoon(): void {
+    const lifetime = this.#connection.lifetime.signal;
+    if (lifetime.aborted) return;
+    if (this.#look) clearTimeout(this.#look.timer);
+    const stop = this.#look?.stop ?? whenAborted(lifetime, () => this.#cancelLook());
+    const timer = setTimeout(() => {
+      this.#cancelLook();
+      this.#parts.lookAfterReconnect();
+    }, RECONNECT_LOOK_DELAY_MS);
+    this.#look = { timer, stop };
+  }
+
+  #cancelLook(): void {
+    if (!this.#look) return;
+    clearTimeout(this.#look.timer);
+    this.#look.stop();
+    this.#look = undefined;
   }
 
   /**
