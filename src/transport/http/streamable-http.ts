@@ -10,7 +10,6 @@ import { nestedOptionsError } from '../../net/options-error.js';
 import { type AxMCPSSRFPolicy, assertURLAllowed, resolveSSRFPolicy } from '../../net/ssrf.js';
 import { type AbortSource, abortSourceOf, delay, type LinkedAbort, linkAbort } from '../../protocol/abort.js';
 import {
-  AxMCPHTTPStatusError,
   AxMCPInvalidOptionsError,
   type AxMCPProtocolError,
   AxMCPTransportError,
