@@ -329,12 +329,16 @@ export class AxMCPEventSource implements AxEventSource {
 
   #enqueue(event: AxMCPClientEvent): void {
     if (this.#closed) return;
+    // The session the notification came on, read as it arrives: a legacy event id means something
+    // only within its session, and by the time the queue reaches it (behind a publish the store
+    // refused, say) the client may be on another session, or between two.
+    const sessionId = this.client.transport.sessionId;
     this.#queue = this.#queue
-      .then(() => this.#handle(event))
+      .then(() => this.#handle(event, sessionId))
       .catch((error) => this.#publisher?.reportError(error));
   }
 
-  async #handle(event: AxMCPClientEvent): Promise<void> {
+  async #handle(event: AxMCPClientEvent, sessionId: string | undefined): Promise<void> {
     const publisher = this.#publisher;
     if (!publisher || this.#closed) return;
     const resourcesChanged = event.type === 'catalog_changed' && event.kinds.includes('resources');
@@ -353,7 +357,7 @@ export class AxMCPEventSource implements AxEventSource {
       origin: this.#origin,
       trust: resolved?.trust ?? this.#options.trust ?? 'untrusted',
       ...(identity ? { identity } : {}),
-      ...(this.client.transport.sessionId ? { sessionId: this.client.transport.sessionId } : {}),
+      ...(sessionId ? { sessionId } : {}),
     };
     const ingress = toIngress(event, attribution);
     if (ingress) await this.#publish(publisher, ingress);
