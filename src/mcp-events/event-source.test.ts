@@ -59,4 +59,35 @@ describe('AxMCPEventSource', () => {
     await runtime.close();
     expect(published).toEqual(['sse:session-1:7', 'sse:session-1:8']);
   });
+
+  it('says how many updates it received but had not published when it closed', async () => {
+    const server = scriptedTransport({ initialize: () => LEGACY_INITIALIZE({ resources: {} }) });
+    const client = new AxMCPClient(server.transport, { namespace: 'inv', era: 'legacy' });
+    const store = new HeldStore();
+    const errors: unknown[] = [];
+    const runtime = eventRuntime({
+      sources: [new AxMCPEventSource({ client })],
+      store,
+      allowVolatile: true,
+      onError: (error) => errors.push(error),
+    });
+    await runtime.start();
+    const release = store.hold();
+    for (const eventId of ['1', '2', '3'])
+      server.deliver(
+        { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'inv://stock' } },
+        { eventId },
+      );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The first is on its way to the store; the two behind it were dropped without a word.
+    const closing = runtime.close({ drain: false });
+    release();
+    await closing;
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'closed',
+        message: expect.stringContaining('closed with 2 notification(s) received but not yet published'),
+      }),
+    ]);
+  });
 });

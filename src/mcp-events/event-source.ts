@@ -4,7 +4,7 @@ import type { AxMCPClientEvent } from '../client/events.js';
 import type { AxMCPListening } from '../client/listening.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
 import type { AxEventIdentity, AxEventIngress, AxEventTrust } from '../events/envelope.js';
-import { AxEventClosedError, AxEventInputError, assertEventOptions } from '../events/errors.js';
+import { AxEventClosedError, AxEventError, AxEventInputError, assertEventOptions } from '../events/errors.js';
 import type {
   AxEventPublisher,
   AxEventSource,
@@ -136,6 +136,8 @@ export class AxMCPEventSource implements AxEventSource {
   #closed = false;
   /** Tells this source's events apart from an earlier instance's (revisions restart per client). */
   readonly #origin = crypto.randomUUID();
+  /** Notifications still queued when the source closed (reported by `close`). */
+  #unpublished = 0;
 
   /** The URIs the policy selected at the last reconcile (`undefined` before the first). */
   #selected: readonly string[] | undefined;
@@ -309,6 +311,14 @@ export class AxMCPEventSource implements AxEventSource {
     this.#listening?.close();
     for (const controller of this.#watched.values()) controller.abort();
     await this.#queue;
+    if (this.#unpublished > 0) {
+      this.#publisher?.reportError(
+        new AxEventError(
+          'closed',
+          `Source ${this.id} closed with ${this.#unpublished} notification(s) received but not yet published; they are not published`,
+        ),
+      );
+    }
     const owned = [...this.#owned];
     const outcomes = await Promise.allSettled(
       owned.map((uri) => this.client.releaseResourceSubscription(uri, this.id)),
@@ -340,7 +350,12 @@ export class AxMCPEventSource implements AxEventSource {
 
   async #handle(event: AxMCPClientEvent, sessionId: string | undefined): Promise<void> {
     const publisher = this.#publisher;
-    if (!publisher || this.#closed) return;
+    if (!publisher) return;
+    if (this.#closed) {
+      // The client has moved past it (its Last-Event-ID too): counted, so that close says so.
+      if (toIngress(event, { origin: this.#origin, trust: 'untrusted' })) this.#unpublished++;
+      return;
+    }
     const resourcesChanged = event.type === 'catalog_changed' && event.kinds.includes('resources');
     const reconnected =
       event.type === 'lifecycle' && (event.state === 'reconnected' || event.state === 'session_restored');
