@@ -35,6 +35,11 @@ export interface ConnectionWiring {
   maxMessageBytes: number;
   handlers: AxMCPTransportHandlers | undefined;
   onProtocolError: ((error: AxMCPError) => void) | undefined;
+  /**
+   * Told of a line on stdout that cannot be JSON-RPC at all (it does not start with `{` or `[`),
+   * before it is dropped: the usual sign of a server that logs to stdout.
+   */
+  onNotJSON?: ((line: string) => void) | undefined;
   onStderr: ((line: string) => void) | undefined;
   /** Sends one message down the connection's stdin. */
   write(connection: Connection, message: JSONRPCMessage): Promise<void>;
@@ -110,7 +115,9 @@ export function attachConnection(child: ChildProcess, wiring: ConnectionWiring):
         );
         return;
       }
-      if (text.trim() === '') return;
+      const start = text.trimStart();
+      if (start === '') return;
+      if (start[0] !== '{' && start[0] !== '[') wiring.onNotJSON?.(text);
       connection.channel.receiveText(text);
     },
     (head) =>

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AxMCPError } from '../../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../../protocol/jsonrpc.js';
 import { AxMCPProcessExitError, AxMCPStdioTransport, type AxMCPStdioTransportOptions } from './index.js';
@@ -426,6 +426,26 @@ describe('AxMCPStdioTransport with a misbehaving server', () => {
     const tooBig = await rejection(transport.request(request('ping', { pad: 'y'.repeat(limit) })));
     expect(tooBig.code).toBe('message_too_large');
     expect(resultOf(await transport.request(request('ping'))).pid).toBe(transport.pid);
+  });
+
+  it('warns once, without onProtocolError, of a server that writes what is not JSON to stdout', async () => {
+    // Dropped in silence, such a server left the caller with a timeout and no clue.
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const quiet = scripted({ LIMIT: '1024' }, { maxMessageBytes: 1024, onProtocolError: undefined });
+      await rejection(quiet.transport.request(request('garbage')));
+      await rejection(quiet.transport.request(request('garbage')));
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toContain(
+        `the MCP server ${quiet.transport.endpoint} wrote a line to stdout that is not JSON-RPC, and it was dropped: "this is not json"`,
+      );
+      const heard = scripted({ LIMIT: '1024' }, { maxMessageBytes: 1024 });
+      await rejection(heard.transport.request(request('garbage')));
+      await until(() => heard.reports.length >= 1);
+      expect(warn).toHaveBeenCalledTimes(1);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('drains stderr by default and delivers it line by line when asked', async () => {

@@ -77,6 +77,8 @@ export class AxMCPStdioTransport implements AxMCPTransport {
   readonly #killGraceMs: number;
   readonly #maxMessageBytes: number;
   readonly #connections = new Set<Connection>();
+  /** A server's non-JSON stdout was warned about (once per transport). */
+  #warnedNotJSON = false;
   #current: Connection | undefined;
   #starting: Promise<Connection> | undefined;
   #handlers: AxMCPTransportHandlers | undefined;
@@ -263,12 +265,26 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     return connection;
   }
 
+  /** The first line that cannot be JSON-RPC, once: what it began with, and where logs belong. */
+  #warnNotJSON(line: string): void {
+    if (this.#warnedNotJSON) return;
+    this.#warnedNotJSON = true;
+    const shown = JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
+    console.warn(
+      `ax-mcp: the MCP server ${this.endpoint} wrote a line to stdout that is not JSON-RPC, and it was dropped: ${shown}. ` +
+        'A server on stdio writes only MCP messages to stdout (its logs go to stderr). Later such lines are dropped ' +
+        'without this warning; pass onProtocolError to see each of them.',
+    );
+  }
+
   #attach(child: ChildProcess): Connection {
     return attachConnection(child, {
       endpoint: this.endpoint,
       maxMessageBytes: this.#maxMessageBytes,
       handlers: this.#handlers,
       onProtocolError: this.#options.onProtocolError,
+      // Without onProtocolError such a drop was silent, and the caller met only a timeout.
+      onNotJSON: this.#options.onProtocolError ? undefined : (line) => this.#warnNotJSON(line),
       onStderr: this.#options.onStderr,
       write: (connection, message) => this.#write(connection, message),
       ended: (connection) => void this.#end(connection, this.#exitError(connection)),
