@@ -299,10 +299,6 @@ function notAmong(what: string, value: string | undefined, patterns: readonly st
   return `${has} is not among ${patterns.join(', ')}`;
 }
 
-/** Why an asynchronous predicate never matches (routing reports it once per route). */
-export const PREDICATE_PROMISE =
-  'the match predicate returned a promise: a predicate decides synchronously, an asynchronous check belongs in authorize()';
-
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     (typeof value === 'object' || typeof value === 'function') &&
@@ -312,12 +308,20 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /**
+ * Told when a route's hook answered what it cannot mean (a promise from a predicate, a
+ * non-boolean from `authorize`): the event does not match, and the caller reports the route.
+ */
+export type RouteMisuseListener = (route: AxEventRouteDefinition, message: string) => void;
+
+/**
  * The first criterion of a route the event fails (authentication and `authorize` are checked
- * separately), or `null` when the criteria match. A predicate that throws does not match.
+ * separately), or `null` when the criteria match. A predicate that throws does not match, nor
+ * does one that returns a promise (`onMisuse` hears of it).
  */
 export function routeCriteriaMismatch(
   route: AxEventRouteDefinition,
   ingress: AxEventIngressRecord,
+  onMisuse?: RouteMisuseListener,
 ): AxEventRouteMismatch | null {
   if (typeof route.match === 'function') {
     let result: unknown;
@@ -332,7 +336,10 @@ export function routeCriteriaMismatch(
     if (isThenable(result)) {
       // Not awaited: a predicate decides synchronously. Its rejection must not go unhandled.
       result.then(undefined, () => {});
-      return { code: 'predicate', message: PREDICATE_PROMISE };
+      const message =
+        'the match predicate returned a promise: a predicate decides synchronously, an asynchronous check belongs in authorize()';
+      onMisuse?.(route, message);
+      return { code: 'predicate', message };
     }
     return result === true ? null : { code: 'predicate', message: 'the match predicate did not return true' };
   }

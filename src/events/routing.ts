@@ -12,7 +12,7 @@ import {
   type AxEventRouteExplanation,
   type AxEventRouteMismatch,
   matchesPattern,
-  PREDICATE_PROMISE,
+  type RouteMisuseListener,
   routeCriteriaMismatch,
 } from './route.js';
 import type { AxEventWarning } from './runtime-options.js';
@@ -41,11 +41,8 @@ export async function routeMismatch(
   onError: (error: unknown) => void,
   onMisuse?: RouteMisuseListener,
 ): Promise<AxEventRouteMismatch | null> {
-  const criteria = routeCriteriaMismatch(route, ingress);
-  if (criteria) {
-    if (criteria.message === PREDICATE_PROMISE) onMisuse?.(route, criteria.message);
-    return criteria;
-  }
+  const criteria = routeCriteriaMismatch(route, ingress, onMisuse);
+  if (criteria) return criteria;
   if (route.requireAuthenticated) {
     if (isAnonymous(ingress.identity)) {
       return {
@@ -114,12 +111,6 @@ function correlationOf(route: AxEventRouteDefinition, ingress: AxEventIngressRec
 }
 
 /** What routing one event needs. */
-/**
- * Told when a route's hook answered what it cannot mean (a promise from a predicate, a
- * non-boolean from `authorize`): the event does not match, and the caller reports the route.
- */
-export type RouteMisuseListener = (route: AxEventRouteDefinition, message: string) => void;
-
 interface PlanInput {
   ingress: AxEventIngressRecord;
   scope: string;
