@@ -346,7 +346,7 @@ export interface AxAIChatRequest {
 }
 
 /** The keys of an {@link AxAIChatRequest} and their shapes. */
-export const CHAT_REQUEST_KEYS = {
+const CHAT_REQUEST_KEYS = {
   messages: required(array(MESSAGE)),
   tools: array(TOOL),
   toolChoice: TOOL_CHOICE,
@@ -357,6 +357,14 @@ export const CHAT_REQUEST_KEYS = {
   signal: ABORT_SIGNAL,
 } as const;
 
+/** The names other APIs give a chat request's fields, suggested when one is used. */
+export const CHAT_REQUEST_ALIASES = {
+  abortSignal: 'signal',
+  tool_choice: 'toolChoice',
+  max_tokens: 'maxTokens',
+  response_format: 'responseFormat',
+};
+
 /**
  * What a chat request may hold; the OpenAI-compatible client checks it on every call, since a
  * misspelt field (`maxToken`, `temprature`, `toolChoise`) would be left out of the body.
@@ -364,12 +372,7 @@ export const CHAT_REQUEST_KEYS = {
 export const CHAT_REQUEST = object(CHAT_REQUEST_KEYS, {
   expected:
     'a chat request { messages, tools?, toolChoice?, responseFormat?, model?, temperature?, maxTokens?, signal? }',
-  aliases: {
-    abortSignal: 'signal',
-    tool_choice: 'toolChoice',
-    max_tokens: 'maxTokens',
-    response_format: 'responseFormat',
-  },
+  aliases: CHAT_REQUEST_ALIASES,
 });
 
 /** Why the model stopped. */

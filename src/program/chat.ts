@@ -3,14 +3,15 @@
  * without a signature.
  */
 import {
+  CHAT_REQUEST as AI_CHAT_REQUEST,
   type AxAIChatRequest,
   type AxAIChatResponse,
   type AxAIMessage,
   type AxAIService,
   type AxAIUsage,
-  CHAT_REQUEST_KEYS,
+  CHAT_REQUEST_ALIASES,
 } from '../ai/types.js';
-import { func, object, oneOf, type Shape } from '../options/check.js';
+import { extend, func, object, oneOf, type Shape } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
 import { type AxMCPContextEntry, MCP_CONTEXT, resolveContextEntries } from './context-entries.js';
 import { assertProgramOptions } from './errors.js';
@@ -90,12 +91,10 @@ const NO_TOOLS: Shape = {
 };
 
 /** What {@link axMCPChat} accepts as the request; checked once per call. */
-const CHAT_REQUEST = object(
-  { ...CHAT_REQUEST_KEYS, tools: NO_TOOLS },
-  {
-    expected: 'a chat request { messages, … }',
-    aliases: { abortSignal: 'signal', tool_choice: 'toolChoice' },
-  },
+const CHAT_REQUEST = extend(
+  AI_CHAT_REQUEST,
+  { tools: NO_TOOLS },
+  { expected: 'a chat request { messages, … }', aliases: CHAT_REQUEST_ALIASES },
 );
 
 /** The outcome of {@link axMCPChat}. */
