@@ -279,7 +279,10 @@ export function parseIngressRecord(text: string): AxEventIngressRecord {
   return deepFreeze(parsed) as unknown as AxEventIngressRecord;
 }
 
-/** True when no identity field is set. */
+/**
+ * True when no identity field is set. Throws {@link AxEventInputError} (`invalid_event`) for a
+ * field an identity does not have (`tenantid`), which would otherwise read as anonymous.
+ */
 export function isAnonymous(identity: AxEventIdentity): boolean {
   // A misspelt field (`tenantid`) would make any identity anonymous here.
   refuseUnknownFields(identity, IDENTITY_KEYS, 'identity.');
@@ -289,7 +292,7 @@ export function isAnonymous(identity: AxEventIdentity): boolean {
 /**
  * The identity scope of an ingress: `anonymous`, or the URI-encoded
  * `tenant/account/user/session` (missing parts empty) prefixed with `id:`. Two identities
- * have the same scope exactly when all four fields are equal.
+ * have the same scope exactly when all four fields are equal. Throws as {@link isAnonymous} does.
  */
 export function identityScope(identity: AxEventIdentity): string {
   if (isAnonymous(identity)) return 'anonymous';

@@ -315,7 +315,7 @@ export class AxMCPEventSource implements AxEventSource {
       this.#publisher?.reportError(
         new AxEventError(
           'closed',
-          `Source ${this.id} closed with ${this.#unpublished} notification(s) received but not yet published; they are not published`,
+          `Source ${this.id} closed with ${this.#unpublished} notification(s) received but not yet published: they are dropped`,
         ),
       );
     }
