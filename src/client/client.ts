@@ -132,6 +132,8 @@ export class AxMCPClient {
           state: 'disconnected',
           error,
         }),
+      // What the transport dropped as malformed was lost without a word when nobody listened.
+      onProtocolError: (error) => connection.report(error),
     });
   }
 

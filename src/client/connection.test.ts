@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AxMCPProtocolError, AxMCPTransportError } from '../protocol/errors.js';
 import { LEGACY_INITIALIZE, scriptedConnection } from './scripted-transport.fixture.js';
 
 describe('Connection', () => {
@@ -60,6 +61,31 @@ describe('Connection', () => {
     expect(rig.connection.beginClose()).toBe(false);
     expect(rig.connection.lifetime.signal.aborted).toBe(true);
     expect(() => rig.connection.init()).toThrow(expect.objectContaining({ code: 'closed' }));
+  });
+
+  it('without onError, tells the first error of each kind through onWarning, and only the first', () => {
+    const warnings: string[] = [];
+    const rig = scriptedConnection(
+      {},
+      { onWarning: (message) => warnings.push(message), onError: undefined },
+    );
+    const restore = () => new AxMCPTransportError('closed', 'restoring res://a failed');
+    rig.connection.report(restore());
+    rig.connection.report(restore());
+    rig.connection.report(new AxMCPProtocolError(-32602, 'Server sent an invalid progress notification'));
+    rig.connection.report(new TypeError('a listener broke'));
+    expect(warnings).toHaveLength(3);
+    expect(warnings[0]).toContain('restoring res://a failed [AxMCPTransportError closed]');
+    expect(warnings[1]).toContain('[AxMCPProtocolError protocol_error -32602]');
+    expect(warnings[2]).toContain('a listener broke [TypeError]');
+    const heard: unknown[] = [];
+    const listening = scriptedConnection(
+      {},
+      { onWarning: (message) => warnings.push(message), onError: (e) => heard.push(e) },
+    );
+    listening.connection.report(restore());
+    expect(heard).toHaveLength(1);
+    expect(warnings).toHaveLength(3);
   });
 
   it('reports a failing onError sink without throwing', () => {

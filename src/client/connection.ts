@@ -1,3 +1,4 @@
+import { UnheardErrors } from '../errors/unheard.js';
 import { linkAbort } from '../protocol/abort.js';
 import {
   AxMCPError,
@@ -78,6 +79,8 @@ export class Connection {
   #modernCapabilities: AxMCPClientCapabilities | undefined;
   /** The server log level asked for: the `logLevel` option, then the last `setLoggingLevel`. */
   #logLevel: AxMCPLoggingLevel | undefined;
+  /** Errors told through `onWarning` for want of `onError`, the first of each kind. */
+  readonly #unheard: UnheardErrors;
 
   constructor(parts: ConnectionParts) {
     this.#parts = parts;
@@ -87,6 +90,11 @@ export class Connection {
     this.events = parts.events;
     this.requests = parts.requests;
     this.#logLevel = parts.options.logLevel;
+    this.#unheard = new UnheardErrors(
+      `client "${parts.namespace}" (${parts.transport.endpoint})`,
+      'onError to AxMCPClient',
+      (message) => this.warn(message),
+    );
   }
 
   /** Set once by the facade, before the first `init`: the rooms exist only after the connection. */
@@ -164,13 +172,30 @@ export class Connection {
     if (this.closing) throw new AxMCPTransportError('closed', 'The client was closed', this.where());
   }
 
-  /** Hands an error to the `onError` option; never throws. */
+  /**
+   * Hands an error nobody awaits to the `onError` option; never throws. Without that option the
+   * first error of each kind is told once through `onWarning`: in silence, a subscription that
+   * failed to come back after a reconnect, a listener that throws or a malformed notification
+   * looked like a server that never wrote.
+   */
   report(error: unknown): void {
+    const onError = this.options.onError;
+    if (!onError) {
+      this.#unheard.tell(error);
+      return;
+    }
     try {
-      this.options.onError?.(error);
+      onError(error);
     } catch {
       // The error sink itself failed; there is nowhere left to report to.
     }
+  }
+
+  /** Warnings about what the server sent: the `onWarning` option, else the console. */
+  warn(message: string): void {
+    const onWarning = this.options.onWarning;
+    if (onWarning) onWarning(message);
+    else console.warn(message);
   }
 
   async #connect(signal?: AbortSignal): Promise<void> {
@@ -207,7 +232,7 @@ export class Connection {
           fulfil: (method, params, context) => fulfilServerRequest(options, method, params, context),
           namespace: this.namespace,
           maxInputRounds: options.maxInputRounds ?? 5,
-          onWarning: options.onWarning ?? ((message) => console.warn(message)),
+          onWarning: (message) => this.warn(message),
           onHeaderMismatch: () => hooks.headerMismatch(),
           ...(cachedDiscover ? { cachedDiscover } : {}),
           taskDeps: this.#taskDeps(),

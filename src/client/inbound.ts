@@ -1,5 +1,6 @@
+import { AxMCPError } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
-import { parseLoggingMessage, parseProgress } from '../protocol/messages.js';
+import { parseLoggingMessage, parseProgress, parseResourceUpdated } from '../protocol/messages.js';
 import type { AxMCPMessageContext } from '../transport/types.js';
 import type { AxMCPListKind } from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
@@ -79,7 +80,8 @@ export class Inbound {
         if ('id' in message) this.#answer(message);
         else this.#notified(message, inbox[i + 1] as AxMCPMessageContext);
       } catch (error) {
-        this.#connection.report(error);
+        const connection = this.#connection;
+        connection.report(error instanceof AxMCPError ? error.attribute(connection.where()) : error);
       }
     }
   }
@@ -114,10 +116,11 @@ export class Inbound {
         return;
       }
       case 'notifications/resources/updated': {
-        if (typeof params?.uri !== 'string') return;
-        this.#parts.readCache.forget(params.uri);
+        // One without a uri names nothing: reported (it was dropped without a word), not emitted.
+        const uri = parseResourceUpdated(params);
+        this.#parts.readCache.forget(uri);
         // The hottest event of all: built without a spread.
-        const updated: AxMCPClientEvent = { type: 'resource_updated', namespace, uri: params.uri };
+        const updated: AxMCPClientEvent = { type: 'resource_updated', namespace, uri };
         if (context.eventId !== undefined) updated.eventId = context.eventId;
         events.emit(updated);
         return;

@@ -83,7 +83,12 @@ export interface AxMCPClientOptions extends AxMCPServerRequestHandlers {
   sessionRecovery?: 'safe' | 'none';
   /** Upper bound on releasing subscriptions during `close()` (default 5 000 ms). */
   closeTimeoutMs?: number;
-  /** Errors nobody awaits (a throwing event listener, a failed background refresh). */
+  /**
+   * Errors nobody awaits: a throwing event listener, a failed background refresh or
+   * subscription restore, a message the transport dropped as malformed (when the transport has
+   * no `onProtocolError` of its own). Without it, the first error of each kind is told through
+   * `onWarning`, and later ones of that kind are not.
+   */
   onError?: (error: unknown) => void;
   /** Warnings about what the server sent (a tool dropped for invalid header annotations). Default `console.warn`. */
   onWarning?: (message: string) => void;

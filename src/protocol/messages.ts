@@ -422,6 +422,13 @@ export function parseLoggingMessage(params: Record<string, unknown> | undefined)
   return params as unknown as AxMCPLoggingMessage;
 }
 
+/** The `uri` of `notifications/resources/updated`; throws `invalid_message` without one. */
+export function parseResourceUpdated(params: Record<string, unknown> | undefined): string {
+  const uri = params?.uri;
+  if (typeof uri !== 'string' || uri === '') throw bad('resource update notification (uri)');
+  return uri;
+}
+
 export function parseProgress(params: Record<string, unknown> | undefined): AxMCPProgress {
   if (!params) throw bad('progress notification');
   const token = params.progressToken;

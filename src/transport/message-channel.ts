@@ -41,6 +41,7 @@ export interface AxMCPMessageChannelOptions {
   /**
    * Called for every incoming message the channel drops: text that is not JSON, JSON that
    * is not JSON-RPC, a response nobody waits for, or a handler that threw. Must not throw.
+   * Without it, the handlers' `onProtocolError` (the client's) is told.
    */
   onProtocolError?(error: AxMCPError): void;
 }
@@ -404,9 +405,18 @@ export class AxMCPMessageChannel {
     for (const [id, key] of [...this.#abortedIds]) if (owners.has(key)) this.#abortedIds.delete(id);
   }
 
+  /**
+   * Tells of something the binding itself dropped (a frame it could not read), as the channel
+   * tells of what it drops. Never throws.
+   */
+  reportDropped(error: AxMCPError): void {
+    this.#report(error);
+  }
+
   #report(error: AxMCPError): void {
     try {
-      this.#onProtocolError?.(error);
+      if (this.#onProtocolError) this.#onProtocolError(error);
+      else this.#handlers?.onProtocolError?.(error);
     } catch {
       // A reporting callback must not take the channel down.
     }

@@ -20,6 +20,12 @@ export interface AxMCPTransportHandlers {
   onMessage(message: JSONRPCRequest | JSONRPCNotification, context: AxMCPMessageContext): void;
   /** The connection ended on its own (process exit, socket close), with the reason if known. */
   onClose?(error?: AxMCPError): void;
+  /**
+   * Told of what the transport received and dropped as malformed (a frame that is not JSON-RPC,
+   * a message over the size limit) when the transport's own `onProtocolError` option is not set.
+   * The client passes it to its `onError`. Must not throw.
+   */
+  onProtocolError?(error: AxMCPError): void;
 }
 
 /** Per-message options. */

@@ -9,6 +9,7 @@
  *   `notification` (an oversized `notifications/message` first, then a normal answer).
  * - `slow {ms, oversized = false}`: answers after `ms` (with `oversized`, result-first and too large).
  * - `ok`: answers at once.
+ * - `log`: writes a log line to stdout (as a misconfigured server does), then answers.
  *
  * It ignores `notifications/cancelled`: a cancelled call still gets its (late) answer.
  */
@@ -18,7 +19,7 @@ const send = (message) => write(JSON.stringify(message));
 const padding = () => 'x'.repeat(OVERSIZE);
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 
-const TOOLS = ['big', 'slow', 'ok'].map((name) => ({
+const TOOLS = ['big', 'slow', 'ok', 'log'].map((name) => ({
   name,
   inputSchema: { type: 'object', properties: {}, additionalProperties: true },
 }));
@@ -33,6 +34,10 @@ function bigAnswer(id, layout) {
 function call(id, name, args) {
   const ms = Number(args.ms ?? 0);
   if (name === 'ok') return send({ jsonrpc: '2.0', id, result: text('ok') });
+  if (name === 'log') {
+    write('[info] handling the log tool');
+    return send({ jsonrpc: '2.0', id, result: text('logged') });
+  }
   if (name === 'slow') {
     return setTimeout(() => {
       if (args.oversized) bigAnswer(id, 'result-first');

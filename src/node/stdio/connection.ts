@@ -36,10 +36,10 @@ export interface ConnectionWiring {
   handlers: AxMCPTransportHandlers | undefined;
   onProtocolError: ((error: AxMCPError) => void) | undefined;
   /**
-   * Told of a line on stdout that cannot be JSON-RPC at all (it does not start with `{` or `[`),
+   * Told of a line on stdout that cannot be JSON-RPC at all (neither an object nor an array of them),
    * before it is dropped: the usual sign of a server that logs to stdout.
    */
-  onNotJSON?: ((line: string) => void) | undefined;
+  onNotJSON?: ((error: AxMCPProtocolError) => void) | undefined;
   onStderr: ((line: string) => void) | undefined;
   /** Sends one message down the connection's stdin. */
   write(connection: Connection, message: JSONRPCMessage): Promise<void>;
@@ -53,20 +53,16 @@ export function attachConnection(child: ChildProcess, wiring: ConnectionWiring):
   if (!stdin || !stdout || !stderr)
     throw new AxMCPTransportError('transport_error', 'Child has no stdio pipes');
   const { endpoint, maxMessageBytes } = wiring;
-  const report = (error: AxMCPError) => {
-    try {
-      wiring.onProtocolError?.(error);
-    } catch {
-      // A reporting callback must not take the transport down.
-    }
-  };
+  const onProtocolError = wiring.onProtocolError;
+  // Without the option, the channel tells its handlers (the client).
+  const report = (error: AxMCPError) => connection.channel.reportDropped(error);
   let stop!: () => void;
   const connection: Connection = {
     child,
     channel: new AxMCPMessageChannel({
       endpoint,
       send: (message) => wiring.write(connection, message),
-      onProtocolError: report,
+      ...(onProtocolError ? { onProtocolError } : {}),
     }),
     session: false,
     sessionId: `stdio-${child.pid}`,
@@ -117,7 +113,12 @@ export function attachConnection(child: ChildProcess, wiring: ConnectionWiring):
       }
       const start = text.trimStart();
       if (start === '') return;
-      if (start[0] !== '{' && start[0] !== '[') wiring.onNotJSON?.(text);
+      if (!mayBeJSONRPC(start)) {
+        const error = notJSONError(text, endpoint);
+        wiring.onNotJSON?.(error);
+        report(error);
+        return;
+      }
       connection.channel.receiveText(text);
     },
     (head) =>
@@ -160,4 +161,27 @@ export function attachConnection(child: ChildProcess, wiring: ConnectionWiring):
     stderr.resume();
   }
   return connection;
+}
+
+/** A stdout line that cannot be JSON-RPC at all: named with what it began with, and where logs belong. */
+function notJSONError(line: string, endpoint: string): AxMCPProtocolError {
+  const shown = JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
+  return new AxMCPProtocolError(
+    RPC.parseError,
+    `The server wrote a line to stdout that is not JSON-RPC, and it was dropped: ${shown} ` +
+      '(a server on stdio writes only MCP messages to stdout; its logs go to stderr)',
+    undefined,
+    { code: 'invalid_message', endpoint },
+  );
+}
+
+/**
+ * Whether a line could be a JSON-RPC message or batch: an object, or an array of objects. A log
+ * line often starts with `[` too (`[info] …`, `[2026-12-07 …]`), and is told apart here.
+ */
+function mayBeJSONRPC(start: string): boolean {
+  if (start[0] === '{') return true;
+  if (start[0] !== '[') return false;
+  const next = start.slice(1).trimStart()[0];
+  return next === undefined || next === '{' || next === ']';
 }

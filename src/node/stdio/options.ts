@@ -24,9 +24,9 @@ export interface AxMCPStdioTransportOptions {
   onStderr?(line: string): void;
   /**
    * Receives what the transport drops: lines that are not JSON-RPC, lines over `maxMessageBytes`
-   * (code `message_too_large`), responses nobody waits for. Must not throw. Default: dropped,
-   * except that the first line that is not JSON at all (a server logging to stdout) is written
-   * once to the console with what it began with.
+   * (code `message_too_large`), responses nobody waits for. Must not throw. Without it, the
+   * client's `onError` is told; with neither, the first line that is not JSON at all (a server
+   * logging to stdout) is written once to the console with what it began with.
    */
   onProtocolError?(error: AxMCPError): void;
   /**

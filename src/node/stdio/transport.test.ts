@@ -437,7 +437,7 @@ describe('AxMCPStdioTransport with a misbehaving server', () => {
       await rejection(quiet.transport.request(request('garbage')));
       expect(warn).toHaveBeenCalledTimes(1);
       expect(String(warn.mock.calls[0]?.[0])).toContain(
-        `the MCP server ${quiet.transport.endpoint} wrote a line to stdout that is not JSON-RPC, and it was dropped: "this is not json"`,
+        `the MCP server ${quiet.transport.endpoint}: The server wrote a line to stdout that is not JSON-RPC, and it was dropped: "this is not json"`,
       );
       const heard = scripted({ LIMIT: '1024' }, { maxMessageBytes: 1024 });
       await rejection(heard.transport.request(request('garbage')));

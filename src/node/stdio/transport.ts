@@ -8,7 +8,12 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { raceAbort } from '../../protocol/abort.js';
-import { type AxMCPError, AxMCPTransportError, assertMCPOptions } from '../../protocol/errors.js';
+import {
+  type AxMCPError,
+  type AxMCPProtocolError,
+  AxMCPTransportError,
+  assertMCPOptions,
+} from '../../protocol/errors.js';
 import type {
   JSONRPCMessage,
   JSONRPCNotification,
@@ -265,15 +270,13 @@ export class AxMCPStdioTransport implements AxMCPTransport {
     return connection;
   }
 
-  /** The first line that cannot be JSON-RPC, once: what it began with, and where logs belong. */
-  #warnNotJSON(line: string): void {
+  /** The first line that cannot be JSON-RPC, once, when nobody else hears of it. */
+  #warnNotJSON(error: AxMCPProtocolError): void {
     if (this.#warnedNotJSON) return;
     this.#warnedNotJSON = true;
-    const shown = JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
     console.warn(
-      `ax-mcp: the MCP server ${this.endpoint} wrote a line to stdout that is not JSON-RPC, and it was dropped: ${shown}. ` +
-        'A server on stdio writes only MCP messages to stdout (its logs go to stderr). Later such lines are dropped ' +
-        'without this warning; pass onProtocolError to see each of them.',
+      `ax-mcp: the MCP server ${this.endpoint}: ${error.message}. Later such lines are dropped without this ` +
+        'warning; pass onProtocolError to see each of them.',
     );
   }
 
@@ -283,8 +286,10 @@ export class AxMCPStdioTransport implements AxMCPTransport {
       maxMessageBytes: this.#maxMessageBytes,
       handlers: this.#handlers,
       onProtocolError: this.#options.onProtocolError,
-      // Without onProtocolError such a drop was silent, and the caller met only a timeout.
-      onNotJSON: this.#options.onProtocolError ? undefined : (line) => this.#warnNotJSON(line),
+      // When nobody hears it, such a drop was silent, and the caller met only a timeout.
+      onNotJSON: (error) => {
+        if (!this.#options.onProtocolError && !this.#handlers?.onProtocolError) this.#warnNotJSON(error);
+      },
       onStderr: this.#options.onStderr,
       write: (connection, message) => this.#write(connection, message),
       ended: (connection) => void this.#end(connection, this.#exitError(connection)),

@@ -184,6 +184,7 @@ export class AxStudioRecordingTransport extends AxMCPWrappingTransport {
         handlers.onMessage(message, context);
       },
       onClose: (error) => handlers.onClose?.(error),
+      onProtocolError: (error) => handlers.onProtocolError?.(error),
     });
   }
 

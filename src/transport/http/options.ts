@@ -41,7 +41,10 @@ export interface AxMCPStreamableHTTPTransportOptions {
   retry?: AxMCPRetryOptions | false;
   /** Times a broken response stream is resumed with `Last-Event-ID` before giving up (default 5). */
   maxResumeAttempts?: number;
-  /** Called with protocol errors the transport skipped (an undecodable event on a stream). */
+  /**
+   * Called with protocol errors the transport skipped (an undecodable event on a stream).
+   * Without it, the client's `onError` is told (see `AxMCPTransportHandlers.onProtocolError`).
+   */
   onProtocolError?: (error: AxMCPProtocolError) => void;
 }
 

@@ -170,6 +170,17 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     this.#handlers = handlers;
   }
 
+  /** A dropped message's error, to the `onProtocolError` option, else to the handlers (the client). */
+  #tellDropped(error: AxMCPProtocolError): void {
+    try {
+      const option = this.#options.onProtocolError;
+      if (option) option(error);
+      else this.#handlers?.onProtocolError?.(error);
+    } catch {
+      // A reporting callback must not take the stream down.
+    }
+  }
+
   setProtocolVersion(version: string | undefined): void {
     this.#http.protocolVersion = version;
   }
@@ -226,7 +237,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
       endpoint: this.endpoint,
       timeoutMs: this.#timeoutMs,
       maxBytes: this.#maxBytes,
-      onProtocolError: (error: AxMCPProtocolError) => this.#options.onProtocolError?.(error),
+      onProtocolError: (error: AxMCPProtocolError) => this.#tellDropped(error),
     };
     return openServerEventStream(opening, this.#link(options.signal), options.lastEventId);
   }
@@ -327,7 +338,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
           endpoint: this.endpoint,
           maxBytes: this.#maxBytes,
           maxResumes: this.#options.maxResumeAttempts ?? 5,
-          onProtocolError: (error) => this.#options.onProtocolError?.(error),
+          onProtocolError: (error) => this.#tellDropped(error),
           dispatch,
         };
         return await awaitAnswerOnStream(reading, response, message, link, http.sessionId);

@@ -138,7 +138,9 @@ export class AxMCPHTTPFallbackTransport implements AxMCPTransport {
     const onProtocolError = o.onProtocolError;
     if (onProtocolError) {
       options.onProtocolError = (error) => {
+        // The option's type takes protocol errors only: the rest goes where it goes without one.
         if (error instanceof AxMCPProtocolError) onProtocolError(error);
+        else this.#handlers?.onProtocolError?.(error);
       };
     }
     this.#sse = new AxMCPHTTPSSETransport(this.#sseURL, options);

@@ -55,7 +55,10 @@ export interface AxMCPHTTPSSETransportOptions {
   timeoutMs?: number;
   /** The largest single server message accepted, in bytes (default 16 MiB). */
   maxMessageBytes?: number;
-  /** Called with what the transport drops: undecodable events, responses nobody waits for. */
+  /**
+   * Called with what the transport drops: undecodable events, responses nobody waits for.
+   * Without it, the client's `onError` is told.
+   */
   onProtocolError?: (error: AxMCPError) => void;
   /**
    * Posting again after a 429, 502, 503 or 504 or a network failure, with backoff and the
@@ -199,7 +202,9 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
     const channel = new AxMCPMessageChannel({
       endpoint: this.endpoint,
       send: (message, sending) => this.#post(postURL, message, stream.signal, sending),
-      onProtocolError: (error) => this.#options.onProtocolError?.(error),
+      ...(this.#options.onProtocolError
+        ? { onProtocolError: (error: AxMCPError) => this.#options.onProtocolError?.(error) }
+        : {}),
     });
     const ended = this.#pump(events, channel, stream.signal);
     return {

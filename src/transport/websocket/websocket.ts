@@ -64,7 +64,10 @@ export interface AxMCPWebSocketTransportOptions {
    * `message_too_large` at once.
    */
   maxMessageBytes?: number;
-  /** Called with what the transport drops: frames that are not JSON-RPC, oversized frames, stray responses. */
+  /**
+   * Called with what the transport drops: frames that are not JSON-RPC, oversized frames, stray
+   * responses. Without it, the client's `onError` is told.
+   */
   onProtocolError?: (error: AxMCPError) => void;
   /** The backoff between reconnects after the socket dropped: from 100 ms (`baseDelayMs`), doubling, up to 10 s (`maxDelayMs`). */
   reconnect?: AxMCPReconnectOptions;
@@ -191,7 +194,9 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     const channel = new AxMCPMessageChannel({
       endpoint: this.endpoint,
       send: (message) => this.#send(socket, message),
-      onProtocolError: (error) => this.#options.onProtocolError?.(error),
+      ...(this.#options.onProtocolError
+        ? { onProtocolError: (error: AxMCPError) => this.#options.onProtocolError?.(error) }
+        : {}),
     });
     await this.#opened(socket, closing);
     socket.onmessage = (event) => {
@@ -313,9 +318,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
     } else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
       size = data.byteLength;
     } else {
-      this.#options.onProtocolError?.(
-        this.#error('Dropped a WebSocket frame that is neither text nor bytes'),
-      );
+      channel.reportDropped(this.#error('Dropped a WebSocket frame that is neither text nor bytes'));
       return undefined;
     }
     if (size > this.#maxBytes) {
