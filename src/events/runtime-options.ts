@@ -35,6 +35,18 @@ export interface AxEventErrorReport {
 }
 
 /**
+ * Where a report came from, as the once-only warning without `onError` names it. A failed
+ * delivery is not warned of (`null`): it is on its run record and dead letter already.
+ */
+export function unheardPlace(report: AxEventErrorReport): string | null {
+  if (report.phase === 'delivery') return null;
+  let place = `phase ${report.phase}`;
+  if (report.sourceId !== undefined) place += `, source ${report.sourceId}`;
+  if (report.routeId !== undefined) place += `, route ${report.routeId}`;
+  return place;
+}
+
+/**
  * What a warning is about. Warnings name a configuration that type-checks and runs but can
  * never do what it says; each is given once per (source, route).
  */
@@ -111,7 +123,11 @@ export interface AxEventRuntimeOptions {
   maxEventBytes?: number;
   /** Identifies this runtime's leases. Default random. */
   workerId?: string;
-  /** Errors that have no caller to throw to (sources, authorize hooks, store failures in loops). */
+  /**
+   * Errors that have no caller to throw to (sources, authorize hooks, store failures in loops).
+   * Without it, the first error of each kind and place is written to the console (`console.warn`);
+   * a failed delivery is not, being on its run record and dead letter already.
+   */
   onError?: (error: unknown, report: AxEventErrorReport) => void;
   /**
    * Wiring that can never work, found when sources start and routes are added (see

@@ -121,6 +121,38 @@ describe('route hooks that answer what they cannot mean', () => {
   });
 });
 
+describe('errors with no onError to go to', () => {
+  it('the first of each kind and place is written to the console; a failed delivery is not', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const target = eventTarget('t')
+        .invoke(() => {
+          throw new Error('target broke');
+        })
+        .build();
+      const { runtime } = hostRuntime([
+        eventRoute('async-match')
+          .match((async () => true) as never)
+          .wake(target)
+          .build(),
+        eventRoute('fails').types('t').wake(target).build(),
+      ]);
+      await runtime.publish(ingress('t'));
+      await runtime.publish(ingress('t'));
+      await runtime.runDue();
+      // Before, without onError, this misuse was dropped: the route matched nothing, silently.
+      expect(warn).toHaveBeenCalledTimes(1);
+      const message = String(warn.mock.calls[0]?.[0]);
+      expect(message).toContain(
+        'ax-mcp: event runtime (phase authorize): Route async-match: the match predicate',
+      );
+      expect(message).toContain('Pass onError to the runtime');
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
 describe('publish and receipts', () => {
   it('accepts an event no route matches, with no deliveries', async () => {
     const { runtime } = hostRuntime([]);

@@ -4,6 +4,7 @@
  * or driven by the host (`nextDueAt()` / `runDue()`).
  */
 
+import { UnheardErrors } from '../errors/unheard.js';
 import { type AxEventClock, systemEventClock } from './clock.js';
 import { type AxEvent, type AxEventIngress, identityScope, normalizeIngress } from './envelope.js';
 import {
@@ -33,6 +34,7 @@ import {
   RUNTIME_CONFIG,
   RUNTIME_OPTIONS,
   retryPolicyOf,
+  unheardPlace,
 } from './runtime-options.js';
 import { DeliveryScheduler, type DeliverySchedulerDeps, type DueRun } from './scheduler.js';
 import {
@@ -87,6 +89,10 @@ export class AxEventRuntime {
   readonly #options: AxEventRuntimeOptions;
   readonly #warn: NonNullable<AxEventRuntimeOptions['onWarning']>;
   readonly #warned = new Set<string>();
+  /** Errors written to the console for want of `onError`, the first of each kind and place. */
+  readonly #unheard = new UnheardErrors('event runtime', 'onError to the runtime', (message) =>
+    console.warn(message),
+  );
   readonly #ownsStore: boolean;
   readonly #scheduler: DeliveryScheduler;
   #stopWatchingStore: (() => void) | undefined;
@@ -174,8 +180,14 @@ export class AxEventRuntime {
   }
 
   #report(error: unknown, report: AxEventErrorReport): void {
+    const onError = this.#options.onError;
+    if (!onError) {
+      const place = unheardPlace(report);
+      if (place !== null) this.#unheard.tell(error, place);
+      return;
+    }
     try {
-      this.#options.onError?.(error, report);
+      onError(error, report);
     } catch {
       // An error handler that throws must not break the runtime.
     }

@@ -37,7 +37,10 @@ export interface AxPostgresEventStoreOptions extends AxPostgresConnectionOptions
    * A larger value trades that latency for fewer wake-ups on a busy fleet.
    */
   notifyIntervalMs?: number;
-  /** Failures with no caller to throw to: the `LISTEN` connection, idle pool connections, `NOTIFY`. */
+  /**
+   * Failures with no caller to throw to: the `LISTEN` connection, idle pool connections,
+   * `NOTIFY`. Without it, the first failure of each kind is written to the console.
+   */
   onError?: (error: unknown) => void;
 }
 

@@ -14,6 +14,7 @@
  * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
  */
 
+import { UnheardErrors } from '../../errors/unheard.js';
 import {
   AxEventClosedError,
   type AxEventConfigError,
@@ -22,7 +23,12 @@ import {
 } from '../../events/errors.js';
 import type { AxEventRuntime } from '../../events/runtime.js';
 import { eventRuntime, runDueClaimingAhead } from '../../events/runtime.js';
-import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
+import {
+  type AxEventErrorReport,
+  type AxEventRuntimeConfig,
+  RUNTIME_CONFIG,
+  unheardPlace,
+} from '../../events/runtime-options.js';
 import type { DueRun } from '../../events/scheduler.js';
 import { func, instance, number, object, required } from '../../options/check.js';
 import { AxPostgresEventStore } from './event-store.js';
@@ -112,6 +118,9 @@ export class AxPostgresEventWorker {
   readonly #pollMs: number;
   readonly #onError: AxEventRuntimeConfig['onError'];
   readonly #onStoreAnswered: (() => void) | undefined;
+  readonly #unheard = new UnheardErrors('PostgreSQL event worker', 'onError to the worker', (message) =>
+    console.warn(message),
+  );
   /** Store failures reported so far (a lane round that saw none is a success). */
   #storeFailures = 0;
   readonly #stop = new AbortController();
@@ -166,7 +175,7 @@ export class AxPostgresEventWorker {
       ...runtimeOptions,
       onError: (error, report) => {
         if (report.phase !== 'source' && report.phase !== 'authorize') this.#storeFailures++;
-        this.#onError?.(error, report);
+        this.#tell(error, report);
       },
       store,
       workerConcurrency,
@@ -199,8 +208,19 @@ export class AxPostgresEventWorker {
 
   #report(error: unknown): void {
     this.#storeFailures++;
+    this.#tell(error, { phase: 'scheduler' });
+  }
+
+  /** To `onError`; without it, the first of each kind and place to the console, as the runtime does. */
+  #tell(error: unknown, report: AxEventErrorReport): void {
+    const onError = this.#onError;
+    if (!onError) {
+      const place = unheardPlace(report);
+      if (place !== null) this.#unheard.tell(error, place);
+      return;
+    }
     try {
-      this.#onError?.(error, { phase: 'scheduler' });
+      onError(error, report);
     } catch {
       // An error handler that throws must not stop a lane.
     }

@@ -999,6 +999,33 @@ describePg('AxPostgresEventWorker', () => {
     await store.close();
   });
 
+  it('without onError, writes the first failure of each kind to the console, as the runtime does', async () => {
+    const store = await open();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const broken = {
+        id: 'broken',
+        start() {},
+        close() {
+          throw new Error('the source would not close');
+        },
+      };
+      const worker = new AxPostgresEventWorker({ store, sources: [broken], workerConcurrency: 1 });
+      await worker.start();
+      await worker.close();
+      // Before, the worker's own wrapper of onError swallowed it: nothing was written anywhere.
+      const told = warn.mock.calls
+        .map((call) => String(call[0]))
+        .filter((line) => line.includes('would not close'));
+      expect(told).toEqual([
+        expect.stringContaining('ax-mcp: PostgreSQL event worker (phase source, source broken)'),
+      ]);
+    } finally {
+      warn.mockRestore();
+      await store.close();
+    }
+  });
+
   it('aborts what is still running after drainTimeoutMs: a non-idempotent run ends outcome_unknown, never replayed', async () => {
     const store = await open({ poolSize: 4 });
     let calls = 0;

@@ -9,6 +9,7 @@
  */
 
 import type pg from 'pg';
+import { UnheardErrors } from '../../errors/unheard.js';
 import { checkContinuationQuery, checkRunQuery } from '../../events/run-listing.js';
 import type {
   AxEventAppendInput,
@@ -90,6 +91,9 @@ export class AxPostgresEventStore implements AxEventStore {
     >
   >;
   readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #unheard = new UnheardErrors('PostgreSQL event store', 'onError to the store', (message) =>
+    console.warn(message),
+  );
   readonly #migrations: Migration[];
   readonly #tables: EventTables;
   readonly #claims = sharedClaims((request) => this.#claimNow(request));
@@ -155,8 +159,14 @@ export class AxPostgresEventStore implements AxEventStore {
   }
 
   #report(error: unknown): void {
+    const onError = this.#onError;
+    if (!onError) {
+      // A lost LISTEN connection leaves the fleet on polling: worth a line, once per kind.
+      this.#unheard.tell(error);
+      return;
+    }
     try {
-      this.#onError?.(error);
+      onError(error);
     } catch {
       // A throwing error handler must not break the store.
     }
