@@ -6,7 +6,7 @@
  * (marked untrusted), and its outside script is blocked by the CSP.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AX_MCP_APP_MIME_TYPE,
   AX_MCP_APPS_EXTENSION,
@@ -72,6 +72,22 @@ describe('AxMCPAppBridge: negotiation, document, refusals', () => {
         extensions: { [AX_MCP_APPS_EXTENSION]: { mimeTypes: [AX_MCP_APP_MIME_TYPE] } },
       });
     } finally {
+      await client.close();
+    }
+  });
+
+  it('without onError, writes the first unreadable view message of each kind to the console', async () => {
+    const client = appsClient();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const bridge = new AxMCPAppBridge({ client, tool: 'show_dashboard', sendToView: () => {} });
+      await bridge.receive('this is not json');
+      await bridge.receive('{"still": "not json');
+      // Before, with no onError, both were dropped without a trace.
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toContain('ax-mcp: app bridge: ');
+    } finally {
+      warn.mockRestore();
       await client.close();
     }
   });

@@ -4,7 +4,7 @@
  * re-acquires them and revalidates known tasks. As an event target, a clarification parks
  * the run as `waiting_event` with an `ax.clarification` continuation that a later event resumes.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AxAIOpenAICompatible } from '../src/ai/index.js';
 import {
   AxMemoryEventStore,
@@ -80,7 +80,16 @@ describe('agent state and event targets', () => {
       onError: (e) => errors.push(e),
     });
     await other.setState(saved);
-    await restored.setState(saved);
+    // Without onError, the task that is gone was dropped without a word; now it is told once.
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      await restored.setState(saved);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toContain('ax-mcp: agent watcher: ');
+      expect(String(warn.mock.calls[0]?.[0])).toContain('Pass onError to agent()');
+    } finally {
+      warn.mockRestore();
+    }
     expect(second.subscriptions).toEqual([{ uri: HELLO, owners: ['ax-agent:other', 'ax-agent:watcher'] }]);
     expect(subscribedSessions()).toHaveLength(1);
     expect(errors.length).toBeGreaterThan(0);

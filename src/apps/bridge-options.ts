@@ -57,7 +57,8 @@ export interface AxMCPAppBridgeOptions {
   /**
    * Errors nobody awaits: a failed send to the view, a message that could not be handled.
    * Refusals (by `authorize`, or of what the view may not ask) are answered to the view, not
-   * reported here: `authorize` already saw them.
+   * reported here: `authorize` already saw them. Without it, the first error of each kind is
+   * written to the console.
    */
   onError?(error: unknown): void;
   /** How this host introduces itself to the view (default `ax-mcp`). */

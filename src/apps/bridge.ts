@@ -6,6 +6,7 @@
  * This file is the bridge's lifecycle and message plumbing; what it answers to each request is
  * `view-requests.ts`, its options `bridge-options.ts`.
  */
+import { UnheardErrors } from '../errors/unheard.js';
 import { AxMCPError, AxMCPUnsupportedError, assertMCPOptions } from '../protocol/errors.js';
 import { isObject, parseUntrustedJSON } from '../protocol/json.js';
 import {
@@ -51,10 +52,16 @@ export class AxMCPAppBridge {
   readonly #waiting = new Map<JSONRPCId, (response: JSONRPCResponse) => void>();
   readonly #inFlight = new Set<AbortController>();
   #closed = false;
+  /** Errors nobody awaits: `onError`, else the first of each kind to the console. */
+  readonly #report: (error: unknown) => void;
 
   constructor(options: AxMCPAppBridgeOptions) {
     assertMCPOptions(APP_BRIDGE_OPTIONS, options, 'AxMCPAppBridge options');
     this.#options = options;
+    // A view that never got its message looked like a view that never answered.
+    this.#report = new UnheardErrors('app bridge', 'onError to AxMCPAppBridge', (message) =>
+      console.warn(message),
+    ).reporter(options.onError ? (error) => options.onError?.(error) : undefined);
     const bridge = this;
     this.#session = {
       options,
@@ -260,13 +267,5 @@ export class AxMCPAppBridge {
       tool,
       resourceUri: this.#document?.resourceUri ?? '',
     };
-  }
-
-  #report(error: unknown): void {
-    try {
-      this.#options.onError?.(error);
-    } catch {
-      // The error sink failed; nothing is left to tell.
-    }
   }
 }

@@ -70,6 +70,13 @@ export class Connection {
   /** Set when `close()` starts: public calls are refused, the client's own cleanup still runs. */
   closing = false;
   closed = false;
+  /**
+   * Hands an error nobody awaits to the `onError` option; never throws. Without that option the
+   * first error of each kind is told once through `onWarning`: in silence, a subscription that
+   * failed to come back after a reconnect, a listener that throws or a malformed notification
+   * looked like a server that never wrote.
+   */
+  readonly report: (error: unknown) => void;
 
   readonly #parts: ConnectionParts;
   #hooks: ConnectionHooks | undefined;
@@ -79,8 +86,6 @@ export class Connection {
   #modernCapabilities: AxMCPClientCapabilities | undefined;
   /** The server log level asked for: the `logLevel` option, then the last `setLoggingLevel`. */
   #logLevel: AxMCPLoggingLevel | undefined;
-  /** Errors told through `onWarning` for want of `onError`, the first of each kind. */
-  readonly #unheard: UnheardErrors;
 
   constructor(parts: ConnectionParts) {
     this.#parts = parts;
@@ -90,11 +95,11 @@ export class Connection {
     this.events = parts.events;
     this.requests = parts.requests;
     this.#logLevel = parts.options.logLevel;
-    this.#unheard = new UnheardErrors(
+    this.report = new UnheardErrors(
       `client "${parts.namespace}" (${parts.transport.endpoint})`,
       'onError to AxMCPClient',
       (message) => this.warn(message),
-    );
+    ).reporter(parts.options.onError);
   }
 
   /** Set once by the facade, before the first `init`: the rooms exist only after the connection. */
@@ -170,25 +175,6 @@ export class Connection {
 
   assertOpen(): void {
     if (this.closing) throw new AxMCPTransportError('closed', 'The client was closed', this.where());
-  }
-
-  /**
-   * Hands an error nobody awaits to the `onError` option; never throws. Without that option the
-   * first error of each kind is told once through `onWarning`: in silence, a subscription that
-   * failed to come back after a reconnect, a listener that throws or a malformed notification
-   * looked like a server that never wrote.
-   */
-  report(error: unknown): void {
-    const onError = this.options.onError;
-    if (!onError) {
-      this.#unheard.tell(error);
-      return;
-    }
-    try {
-      onError(error);
-    } catch {
-      // The error sink itself failed; there is nowhere left to report to.
-    }
   }
 
   /** Warnings about what the server sent: the `onWarning` option, else the console. */

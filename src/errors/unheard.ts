@@ -22,6 +22,18 @@ export class UnheardErrors {
     this.#warn = warn;
   }
 
+  /** `onError` when one was given (a throw of its own swallowed), else {@link UnheardErrors.tell}. */
+  reporter(onError: ((error: unknown) => void) | undefined): (error: unknown) => void {
+    if (!onError) return (error) => this.tell(error);
+    return (error) => {
+      try {
+        onError(error);
+      } catch {
+        // The error sink itself failed; there is nowhere left to report to.
+      }
+    };
+  }
+
   /** Warns of `error` unless an error of its kind (`where` included) was told already. Never throws. */
   tell(error: unknown, where = ''): void {
     const kind = errorKind(error);

@@ -5,7 +5,9 @@
  * `mcpInheritance` restricts it. When a node fails the flow aborts its other branches and
  * cancels the MCP tasks every branch still has open.
  */
+
 import type { AxAIService } from '../ai/types.js';
+import { UnheardErrors } from '../errors/unheard.js';
 import type { AxEventContext } from '../events/target.js';
 import { ABORT_SIGNAL, func, kindOf, number, object } from '../options/check.js';
 import { linkAbort } from '../protocol/abort.js';
@@ -76,7 +78,10 @@ export interface AxFlowOptions {
   mcpInheritance?: AxMCPInheritance;
   /** Nodes running at once (default 4). */
   maxConcurrency?: number;
-  /** Reported failures to cancel a task (cancellation is best effort). */
+  /**
+   * Reported failures to cancel a task (cancellation is best effort). Without it, the first
+   * failure of each kind is written to the console.
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -146,12 +151,17 @@ const UNSAFE_IDS = new Set(['__proto__', 'constructor', 'prototype']);
 export class AxFlow<Out = Record<string, Record<string, unknown>>> {
   readonly #nodes = new Map<string, FlowNode>();
   readonly #options: AxFlowOptions;
+  /** Failed cancellations: `onError`, else the first of each kind to the console. */
+  readonly #report: (error: unknown) => void;
   #output: ((state: AxFlowState) => unknown) | undefined;
 
   constructor(options: AxFlowOptions = {}) {
     assertProgramOptions(FLOW_OPTIONS, options, 'flow options');
     runContext(options.mcp, undefined, undefined, options.ucp);
     this.#options = { ...options };
+    this.#report = new UnheardErrors('flow', 'onError to flow()', (message) =>
+      console.warn(message),
+    ).reporter(options.onError);
   }
 
   /** Adds a node. Ids are unique. */
@@ -244,7 +254,7 @@ export class AxFlow<Out = Record<string, Record<string, unknown>>> {
       }
       await Promise.allSettled(running.values());
       if (failure) {
-        await Promise.all([...branches].map((branch) => branch.cancelOpenTasks(this.#options.onError)));
+        await Promise.all([...branches].map((branch) => branch.cancelOpenTasks(this.#report)));
         throw failure.error;
       }
       if (link.signal.aborted)

@@ -90,10 +90,11 @@ export class AxPostgresEventStore implements AxEventStore {
       | 'notifyIntervalMs'
     >
   >;
-  readonly #onError: ((error: unknown) => void) | undefined;
-  readonly #unheard = new UnheardErrors('PostgreSQL event store', 'onError to the store', (message) =>
-    console.warn(message),
-  );
+  /**
+   * Failures with no caller: `onError`; without it, the first of each kind to the console (a
+   * lost LISTEN connection leaves the fleet on polling: worth a line).
+   */
+  readonly #report: (error: unknown) => void;
   readonly #migrations: Migration[];
   readonly #tables: EventTables;
   readonly #claims = sharedClaims((request) => this.#claimNow(request));
@@ -121,7 +122,9 @@ export class AxPostgresEventStore implements AxEventStore {
    */
   constructor(options: AxPostgresEventStoreOptions) {
     checkStoreOptions(options, LABEL);
-    this.#onError = options.onError;
+    this.#report = new UnheardErrors('PostgreSQL event store', 'onError to the store', (message) =>
+      console.warn(message),
+    ).reporter(options.onError);
     this.#c = new PostgresConnection(options, eventStoreErrors, (error) => this.#report(error));
     this.schema = this.#c.schema;
     this.#o = {
@@ -156,20 +159,6 @@ export class AxPostgresEventStore implements AxEventStore {
   migrate(): Promise<void> {
     if (this.#closed) return Promise.reject(eventStoreErrors.closed());
     return this.#c.ready('events', this.#migrations);
-  }
-
-  #report(error: unknown): void {
-    const onError = this.#onError;
-    if (!onError) {
-      // A lost LISTEN connection leaves the fleet on polling: worth a line, once per kind.
-      this.#unheard.tell(error);
-      return;
-    }
-    try {
-      onError(error);
-    } catch {
-      // A throwing error handler must not break the store.
-    }
   }
 
   #ready(): Promise<void> {

@@ -83,7 +83,10 @@ export interface AxAgentOptions extends AxModelSettings {
   limits?: AxAgentSandboxLimits;
   /** Times the responder is asked to fix outputs that do not match (default 2). */
   maxCorrections?: number;
-  /** Failures of best-effort work: restoring state, releasing subscriptions on close. */
+  /**
+   * Failures of best-effort work: restoring state, releasing subscriptions on close. Without it,
+   * the first failure of each kind is written to the console.
+   */
   onError?: (error: unknown) => void;
 }
 

@@ -4,7 +4,9 @@
  * `mcp.<namespace>.…` and UCP only through `ucp.<namespace>.<operation>(args)`; a responder
  * then turns the evidence into the signature's outputs.
  */
+
 import type { AxAIContentPart, AxAIService } from '../../ai/types.js';
+import { UnheardErrors } from '../../errors/unheard.js';
 import type { AxEventInputField } from '../../events/input.js';
 import type { AxEventContext } from '../../events/target.js';
 import { linkAbort } from '../../protocol/abort.js';
@@ -94,6 +96,8 @@ export class AxAgent<
   readonly #limits: SandboxLimits;
   readonly #responder: ReturnType<typeof responderProgram>;
   readonly #ledger: AgentLedger;
+  /** Failures of best-effort work: `onError`, else the first of each kind to the console. */
+  readonly #report: (error: unknown) => void;
   readonly #sessions = new Set<SandboxSession>();
   /** Clients seen by runs, by namespace: where owned subscriptions are released on close. */
   readonly #clients = new Map<string, AxProgramMCPClient>();
@@ -131,6 +135,10 @@ export class AxAgent<
     );
     this.#ledger = new AgentLedger(`ax-agent:${this.id}`);
     this.#options = { ...options };
+    // A subscription not re-acquired after setState was lost from the agent's state in silence.
+    this.#report = new UnheardErrors(`agent ${this.id}`, 'onError to agent()', (message) =>
+      console.warn(message),
+    ).reporter(options.onError);
   }
 
   /** The input fields, as the event runtime validates mapped event input against them. */
@@ -227,7 +235,7 @@ export class AxAgent<
     if (this.#options.mcp !== undefined) {
       const context = AxMCPExecutionContext.create(this.#options.mcp);
       for (const client of context.clients) this.#clients.set(client.namespace, client);
-      await this.#ledger.restore(context, undefined, this.#options.onError);
+      await this.#ledger.restore(context, undefined, this.#report);
     }
   }
 
@@ -238,7 +246,7 @@ export class AxAgent<
     this.#stop.abort(new AxProgramError('closed', 'The agent was closed'));
     for (const session of this.#sessions) session.close();
     this.#sessions.clear();
-    await this.#ledger.release((namespace) => this.#clients.get(namespace), this.#options.onError);
+    await this.#ledger.release((namespace) => this.#clients.get(namespace), this.#report);
   }
 
   /** Runs this agent for a parent agent's actor (`agents.<name>(inputs)`). @internal */
@@ -278,7 +286,7 @@ export class AxAgent<
       for (const child of this.#agents.values()) child.#checkInheritance(context);
       for (const client of context.clients) this.#clients.set(client.namespace, client);
       const start = this.#start(inputs, options.eventContext);
-      await this.#ledger.restore(context, signal, defaults.onError);
+      await this.#ledger.restore(context, signal, this.#report);
       const index = new CallableIndex(context, this.#functions, [...this.#agents.values()].map(childInfo));
       await index.refresh(signal);
       const discovered = new Map<string, AgentCallable>();
