@@ -24,8 +24,17 @@ import { eventually, LOOPBACK } from './helpers/clients.js';
  * A 2025-11-25 server whose notification stream (GET) sends, in order: an event whose data is
  * not JSON, `notifications/resources/updated` without a uri, then a good update of `res://ok`.
  */
-function startServer(): Promise<{ url: string; server: Server }> {
+function startServer(get: 'events' | 'refuse' | 'cut' = 'events'): Promise<{ url: string; server: Server }> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET' && get === 'refuse') {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('the stream is broken here');
+      return;
+    }
+    if (req.method === 'GET' && get === 'cut') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(': open\n\n', () => setTimeout(() => req.socket.destroy(), 20));
+      return;
+    }
     if (req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write('id: 1\ndata: {"jsonrpc":"2.0","method":\n\n');
@@ -157,6 +166,52 @@ describe.each(ENTRIES)('errors nobody awaits, on %s', (_entry, transportFor) => 
     expect((heardByTransport[0] as AxMCPProtocolError).rpcCode).toBe(-32700);
     expect(heardByClient).toHaveLength(1);
     expect((heardByClient[0] as Error).message).toContain('resource update notification (uri)');
+  });
+});
+
+describe.each(ENTRIES)('a notification stream held by subscriptions alone, on %s', (_entry, transportFor) => {
+  const servers: Server[] = [];
+  afterAll(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  async function subscribed(get: 'refuse' | 'cut', options: Partial<AxMCPClientOptions>) {
+    const { url, server } = await startServer(get);
+    servers.push(server);
+    const client = new AxMCPClient(transportFor(url), {
+      namespace: 'held',
+      era: 'legacy',
+      eraStore: new AxMCPMemoryEraStore(),
+      ...options,
+    });
+    await client.subscribeResource('res://ok');
+    return { client, url };
+  }
+
+  it('tells of a stream the server refuses, without any listener', async () => {
+    const warnings: string[] = [];
+    const { client } = await subscribed('refuse', { onWarning: (message) => warnings.push(message) });
+    try {
+      // Before, nothing was told: the updates were simply missing.
+      await eventually(() => warnings.length > 0, 5000, 'the warning');
+      expect(warnings[0]).toContain('HTTP 500');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a stream cut mid-body is a typed stream_ended, on both entries', async () => {
+    const errors: unknown[] = [];
+    const { client } = await subscribed('cut', { onError: (error) => errors.push(error) });
+    try {
+      await eventually(() => errors.length > 0, 5000, 'the report');
+      expect(errors[0]).toMatchObject({ name: 'AxMCPTransportError', code: 'stream_ended' });
+    } finally {
+      await client.close();
+    }
   });
 });
 

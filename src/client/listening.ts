@@ -15,7 +15,10 @@ export interface AxMCPListenOptions {
   retryDelayMs?: number;
   /** Ceiling of the reconnect backoff in ms (default 30 000). */
   maxRetryDelayMs?: number;
-  /** Every failure of the stream, before the next reconnect. */
+  /**
+   * Every failure of the stream, before the next reconnect. The shared stream takes the first
+   * handle's; without one, failures go to the client's `onError`.
+   */
   onError?: (error: unknown) => void;
 }
 

@@ -175,6 +175,9 @@ export class ServerStream {
   #ensure(options: AxMCPListenOptions = {}): NotificationStream {
     if (!this.#stream) {
       const { signal: _ignored, ...shared } = options;
+      // A stream held by subscriptions alone has no listener's onError: a stream refused for
+      // ever (a 401, a gone endpoint) left the updates missing without a word.
+      if (!shared.onError) shared.onError = (error) => this.#connection.report(error);
       this.#stream = (this.#connection.wire as Wire).openNotifications(
         {
           connect: (signal) => this.#connection.init(signal),

@@ -3,7 +3,7 @@
  * server requests), resumable with `Last-Event-ID`. A server without one answers 405.
  */
 import type { LinkedAbort } from '../../protocol/abort.js';
-import type { AxMCPProtocolError } from '../../protocol/errors.js';
+import { type AxMCPProtocolError, AxMCPTransportError } from '../../protocol/errors.js';
 import { isResponse } from '../../protocol/jsonrpc.js';
 import type { AxMCPEventStream } from '../types.js';
 import { normalizeFailure, statusError, timeoutError } from './error-response.js';
@@ -59,8 +59,14 @@ export async function openServerEventStream(
   const state: SSEStreamState = { lastEventId, retryMs: undefined };
   const body = response.body as ReadableStream<Uint8Array>;
   const onInvalid = opening.onProtocolError;
+  // fetch reports a connection cut mid-body as a bare TypeError ("terminated"); the caller gets
+  // the typed stream_ended that ax-mcp/node's bodies already raise.
+  const broken = (error: unknown): unknown =>
+    error instanceof TypeError && !link.signal.aborted
+      ? new AxMCPTransportError('stream_ended', 'The event stream broke off', { endpoint, cause: error })
+      : error;
   return {
-    messages: readSSEServerMessages(body, state, maxBytes, onInvalid, link.dispose),
+    messages: typedEnd(readSSEServerMessages(body, state, maxBytes, onInvalid, link.dispose), broken),
     consume: async (onMessage) => {
       try {
         await readSSEMessagesInto(body, state, maxBytes, onInvalid, (message, eventId) => {
@@ -68,6 +74,8 @@ export async function openServerEventStream(
           if (!isResponse(message)) onMessage(message, eventId);
           return undefined;
         });
+      } catch (error) {
+        throw broken(error);
       } finally {
         link.dispose();
       }
@@ -79,4 +87,16 @@ export async function openServerEventStream(
       return state.lastEventId;
     },
   };
+}
+
+/** `messages`, with what it throws passed through `typed`. */
+async function* typedEnd<T>(
+  messages: AsyncGenerator<T>,
+  typed: (error: unknown) => unknown,
+): AsyncGenerator<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw typed(error);
+  }
 }
