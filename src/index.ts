@@ -386,6 +386,7 @@ export {
   type AxMCPErrorCodes,
   type AxMCPErrorContext,
   type AxMCPGetPromptResult,
+  AxMCPHandlerResultError,
   AxMCPHTTPStatusError,
   type AxMCPImageContent,
   type AxMCPImplementation,

@@ -1,4 +1,4 @@
-import { AxMCPError } from '../protocol/errors.js';
+import { AxMCPError, AxMCPHandlerResultError } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import { parseLoggingMessage, parseProgress, parseResourceUpdated } from '../protocol/messages.js';
 import type { AxMCPMessageContext } from '../transport/types.js';
@@ -168,7 +168,12 @@ export class Inbound {
     )
       .then(
         (result) => answerFor(request, { result }),
-        (error) => answerFor(request, { error }),
+        (error) => {
+          // The server hears only that the client failed; whose mistake it was, the caller hears.
+          if (error instanceof AxMCPHandlerResultError)
+            connection.report(error.attribute(connection.where()));
+          return answerFor(request, { error });
+        },
       )
       .then((answer) =>
         controller.signal.aborted || connection.closed ? undefined : connection.transport.respond(answer),

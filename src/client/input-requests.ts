@@ -1,4 +1,4 @@
-import { AxMCPProtocolError, RPC } from '../protocol/errors.js';
+import { AxMCPHandlerResultError, AxMCPProtocolError, RPC } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { AxMCPServerRequestContext } from './server-requests.js';
 
@@ -45,6 +45,8 @@ export async function answerInputRequests(
       try {
         answers[key] = await fulfil(request.method, params, context);
       } catch (error) {
+        // The caller's own handler is at fault, not the server: its typed error, as it is.
+        if (error instanceof AxMCPHandlerResultError) throw error;
         const message = error instanceof Error ? error.message : String(error);
         throw new AxMCPProtocolError(
           RPC.methodNotFound,

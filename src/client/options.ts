@@ -21,6 +21,7 @@ import type {
   AxMCPToolAnnotations,
 } from '../protocol/messages.js';
 import type { AxMCPEraStore } from './era-store.js';
+import { ROOT } from './handler-results.js';
 import type { AxMCPServerRequestHandlers } from './server-requests.js';
 import type { AxMCPTask } from './tasks/task.js';
 
@@ -151,10 +152,7 @@ export const SERVER_REQUEST_HANDLER_KEYS = {
     },
     { expected: 'an object { form?, url?, applyDefaults? } of handlers, one per mode' },
   ),
-  roots: anyOf(
-    array(object({ uri: required(string({ nonEmpty: true })), name: string() }, { open: true })),
-    func(),
-  ),
+  roots: anyOf(array(ROOT, { expected: 'an array of roots { uri, name? }' }), func()),
 } as const;
 
 /** What {@link AxMCPClient} accepts; checked once in the constructor. */

@@ -9,6 +9,7 @@ import type {
   AxMCPElicitResult,
   AxMCPRoot,
 } from '../protocol/messages.js';
+import { assertHandlerResult } from './handler-results.js';
 import type { ServerTasks } from './server-tasks.js';
 
 /** What a handler of a server request knows about its caller. */
@@ -139,13 +140,16 @@ export async function fulfilServerRequest(
       return {};
     case 'sampling/createMessage': {
       const sampling = checkServerRequest(handlers, method, params) as AxMCPSamplingOptions;
-      return { ...(await sampling.createMessage(params as AxMCPCreateMessageParams, context)) };
+      const result = await sampling.createMessage(params as AxMCPCreateMessageParams, context);
+      assertHandlerResult(method, result);
+      return { ...result };
     }
     case 'elicitation/create':
       return elicit(handlers.elicitation, params, context);
     case 'roots/list': {
       if (!handlers.roots) throw notSupported(method);
       const roots = typeof handlers.roots === 'function' ? await handlers.roots() : handlers.roots;
+      assertHandlerResult(method, roots);
       return { roots: roots.map((root) => ({ ...root })) };
     }
     default:
@@ -191,7 +195,9 @@ async function elicit(
     if (!handlers?.url) throw notSupported('elicitation/create (url)');
     if (typeof params.url !== 'string')
       throw new ServerRequestError(RPC.invalidParams, 'url elicitation needs a url');
-    return { ...(await handlers.url(params as Extract<AxMCPElicitParams, { mode: 'url' }>, context)) };
+    const result = await handlers.url(params as Extract<AxMCPElicitParams, { mode: 'url' }>, context);
+    assertHandlerResult('elicitation/create', result);
+    return { ...result };
   }
   if (!handlers?.form) throw notSupported('elicitation/create (form)');
   const schema = params.requestedSchema;
@@ -202,6 +208,7 @@ async function elicit(
     params as Extract<AxMCPElicitParams, { requestedSchema: unknown }>,
     context,
   );
+  assertHandlerResult('elicitation/create', result);
   if (result.action !== 'accept' || handlers.applyDefaults === false) return { ...result };
   const content: Record<string, unknown> = { ...(result.content ?? {}) };
   for (const [name, property] of Object.entries(schema.properties)) {

@@ -244,8 +244,12 @@ export interface ObjectShapeOptions {
   aliases?: Readonly<Record<string, string>>;
   /** How the object is named when it is not a plain object ("AxMCPClient options"). */
   expected?: string;
-  /** Accept keys not declared (a documented extension point). */
-  open?: boolean;
+  /**
+   * Accept keys not declared (a documented extension point). `'misspellings-refused'` accepts
+   * them too, except one that looks like a misspelt known key (an open MCP result whose
+   * `stopReson` would otherwise pass for an extension).
+   */
+  open?: boolean | 'misspellings-refused';
 }
 
 export type Keys = Readonly<Record<string, Shape>>;
@@ -260,13 +264,15 @@ export function object(keys: Keys, options: ObjectShapeOptions = {}): Shape & { 
       const record = input as Record<string, unknown>;
       for (const key of Object.keys(record)) {
         if (Object.hasOwn(keys, key)) continue;
-        if (options.open && !isUnsafeName(key)) continue;
+        if (options.open === true && !isUnsafeName(key)) continue;
+        const suggestion = options.aliases?.[key] ?? nearest(key, known);
+        if (options.open === 'misspellings-refused' && suggestion === undefined && !isUnsafeName(key))
+          continue;
         const issue: AxOptionsIssue = {
           path: join(path, key),
           expected: 'no such option',
           received: kindOf(record[key]),
         };
-        const suggestion = options.aliases?.[key] ?? nearest(key, known);
         if (suggestion !== undefined) issue.suggestion = suggestion;
         issues.push(issue);
       }

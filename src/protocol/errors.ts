@@ -45,6 +45,8 @@ export interface AxMCPErrorCodes {
   invalid_output_schema: true;
   /** A 2025-11-25 server needs a URL-mode elicitation first (`-32042`, `AxMCPURLElicitationRequiredError`). */
   url_elicitation_required: true;
+  /** A sampling, elicitation or roots handler answered what the protocol cannot carry (`AxMCPHandlerResultError`). */
+  invalid_handler_result: true;
 }
 
 /** A stable error code: a key of {@link AxMCPErrorCodes}. */
@@ -260,6 +262,29 @@ export class AxMCPInvalidOptionsError extends AxMCPError {
 
   constructor(problem: AxOptionsProblem, context: AxMCPErrorContext = {}) {
     super('invalid_options', problem.message, context);
+    this.issues = problem.issues;
+    this.path = problem.issues[0]!.path;
+    this.suggestion = problem.issues[0]!.suggestion;
+  }
+}
+
+/**
+ * A handler of a server request (`sampling`, `elicitation`, `roots`) returned a result the
+ * protocol cannot carry: a required field missing, a value outside its enumeration, a field
+ * that looks like a misspelt one. The server is answered with a JSON-RPC error naming the
+ * problem instead of the broken result, and the client's `onError` is told. `issues` lists
+ * every problem; `path` and `suggestion` describe the first.
+ */
+export class AxMCPHandlerResultError extends AxMCPError {
+  /** The server request the handler answered (`sampling/createMessage`). */
+  readonly method: string;
+  readonly issues: readonly AxOptionsIssue[];
+  readonly path: string;
+  readonly suggestion: string | undefined;
+
+  constructor(method: string, problem: AxOptionsProblem, context: AxMCPErrorContext = {}) {
+    super('invalid_handler_result', problem.message, context);
+    this.method = method;
     this.issues = problem.issues;
     this.path = problem.issues[0]!.path;
     this.suggestion = problem.issues[0]!.suggestion;

@@ -4,6 +4,7 @@ export {
   type AxMCPErrorCode,
   type AxMCPErrorCodes,
   type AxMCPErrorContext,
+  AxMCPHandlerResultError,
   AxMCPHTTPStatusError,
   AxMCPInvalidOptionsError,
   AxMCPProtocolError,
