@@ -6,7 +6,7 @@
  * `{ contnet }` went to the server as the sampled message and the user saw nothing of why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AxMCPClientOptions, AxMCPHandlerResultError, AxMCPInvalidOptionsError } from '../src/index.js';
+import { AxMCPHandlerResultError, AxMCPInvalidOptionsError } from '../src/index.js';
 import { eventually, httpClient } from './helpers/clients.js';
 import { type EverythingServer, startEverythingServer } from './servers/everything.js';
 import { type ModernPeer, startModernServer } from './servers/modern.js';
