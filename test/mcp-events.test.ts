@@ -518,6 +518,26 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
       await expectWire(rig.server, era.wire, [BERLIN, LISBON, PORTO]);
     });
 
+    it('an async selector, or one that answers other than true or false, is reported, not taken for "none"', async () => {
+      const asynchronous = await startRig({
+        era,
+        policy: {
+          select: (async (resource: { name: string }) => resource.name.startsWith('warehouse')) as never,
+        },
+      });
+      // Compared with true, the promise selected nothing, and no error said why.
+      expect(asynchronous.source.subscriptions).toEqual([]);
+      expect(sourceErrors(asynchronous).map(messageOf)).toEqual([
+        expect.stringContaining('The resourceSubscriptions selector returned a promise'),
+      ]);
+      await asynchronous.close();
+      const truthy = await startRig({ era, policy: { select: (() => 1) as never } });
+      expect(sourceErrors(truthy).map(messageOf)).toEqual([
+        'The resourceSubscriptions selector returned number 1, not true or false',
+      ]);
+      await truthy.close();
+    });
+
     it('a partial wire failure keeps the successes and retries the rest on the next change', async () => {
       const REFUSED = 'inventory://warehouse/refused';
       let refusing = true;

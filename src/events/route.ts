@@ -19,6 +19,7 @@ import {
 } from '../options/check.js';
 import { type AxEventExtensionValue, type AxEventIngressRecord, isExtensionName } from './envelope.js';
 import { assertEventOptions, optionPath, withRules } from './errors.js';
+import { isThenable } from './hook-answers.js';
 import type { AxEventPath } from './path.js';
 import type { AxEventAction } from './store.js';
 import {
@@ -297,14 +298,6 @@ export function matchesPattern(patterns: readonly string[] | undefined, value: s
 function notAmong(what: string, value: string | undefined, patterns: readonly string[]): string {
   const has = value === undefined ? `the event has no ${what}` : `${what} '${value}'`;
   return `${has} is not among ${patterns.join(', ')}`;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 /**

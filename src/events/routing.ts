@@ -6,6 +6,7 @@
 import { nearest } from '../options/check.js';
 import { type AxEventIngressRecord, isAnonymous } from './envelope.js';
 import { AxEventContinuationNotFoundError, AxEventInputError, toEventErrorInfo } from './errors.js';
+import { describeAnswer } from './hook-answers.js';
 import { resolveKeyPath } from './path.js';
 import {
   type AxEventRouteDefinition,
@@ -71,12 +72,6 @@ export async function routeMismatch(
     onError(error);
     return { code: 'authorize', message: `the authorize hook threw: ${(error as Error)?.message ?? error}` };
   }
-}
-
-function describeAnswer(value: unknown): string {
-  if (value === undefined || value === null) return String(value);
-  if (typeof value === 'string') return `the string '${value.slice(0, 40)}'`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
 
 function instanceKeyOf(route: AxEventRouteDefinition, ingress: AxEventIngressRecord, scope: string) {

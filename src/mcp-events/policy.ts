@@ -1,4 +1,6 @@
 import type { AxMCPCatalogSnapshot } from '../client/catalog.js';
+import { AxEventConfigError } from '../events/errors.js';
+import { describeAnswer, isThenable } from '../events/hook-answers.js';
 import type { AxMCPResource } from '../protocol/messages.js';
 
 /**
@@ -30,9 +32,7 @@ export function selectResources(
     const { select } = policy as {
       select: (resource: AxMCPResource, catalog: AxMCPCatalogSnapshot) => boolean;
     };
-    uris = catalog.resources
-      .filter((resource) => select(resource, catalog) === true)
-      .map((resource) => resource.uri);
+    uris = catalog.resources.filter((resource) => selected(select(resource, catalog))).map((r) => r.uri);
   }
   return [...new Set(uris)].sort();
 }
@@ -40,4 +40,23 @@ export function selectResources(
 /** True when the policy subscribes to anything at all. */
 export function policySubscribes(policy: AxMCPResourceSubscriptionPolicy): boolean {
   return policy !== 'none' && !(Array.isArray(policy) && policy.length === 0);
+}
+
+/**
+ * A selector's answer: `true` or `false`. Compared with `true`, an async selector (a promise)
+ * or one answering `1` selected nothing, without a word; such an answer throws instead (the
+ * source reports it and keeps its last good selection).
+ */
+function selected(answer: unknown): boolean {
+  if (typeof answer === 'boolean') return answer;
+  if (isThenable(answer)) {
+    answer.then(undefined, () => {});
+    throw new AxEventConfigError(
+      'The resourceSubscriptions selector returned a promise: select(resource, catalog) decides synchronously ' +
+        '(look up what it needs before, and call reconcile() when that changes)',
+    );
+  }
+  throw new AxEventConfigError(
+    `The resourceSubscriptions selector returned ${describeAnswer(answer)}, not true or false`,
+  );
 }
