@@ -92,6 +92,38 @@ describe('AxMCPAppBridge: negotiation, document, refusals', () => {
     }
   });
 
+  it('an authorize hook that answers other than true or false denies the view and tells the host why', async () => {
+    const client = appsClient();
+    const sent: JSONRPCMessage[] = [];
+    const errors: unknown[] = [];
+    const bridge = new AxMCPAppBridge({
+      client,
+      tool: 'show_dashboard',
+      sendToView: (message) => {
+        sent.push(message);
+      },
+      authorize: (() => 'allow') as never,
+      onError: (error) => errors.push(error),
+    });
+    try {
+      await bridge.load();
+      await bridge.receive({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'ui/initialize',
+        params: { protocolVersion: '2026-01-26' },
+      });
+      expect(sent.at(-1)).toMatchObject({ id: 1, error: { code: -32000 } });
+      // Before, the view was refused and the host heard nothing of why.
+      expect(errors).toHaveLength(1);
+      expect(String((errors[0] as Error).message)).toBe(
+        `AxMCPAppBridge authorize answered the string 'allow' for "ui/initialize", not true or false: denied`,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it('builds a sandboxed document with a generated CSP and Permissions-Policy', async () => {
     const client = appsClient();
     try {

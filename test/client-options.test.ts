@@ -230,6 +230,24 @@ describe("the specification's forms, verbatim, against the demo", () => {
     }
   });
 
+  it('a guard that answers other than true or false still denies, and the error says what it answered', async () => {
+    const client = new AxMCPClient(new AxMCPStreamableHTTPTransport(url, { ssrfProtection: LOOPBACK }), {
+      namespace: 'inventory',
+      eraStore: new AxMCPMemoryEraStore(),
+      authorizeToolCall: (() => 'allow') as never,
+    });
+    try {
+      const denied = client.callTool('get_stock', { sku: 'widget-a' });
+      await expect(denied).rejects.toBeInstanceOf(AxMCPAuthorizationDeniedError);
+      // Before, only "was denied": every call refused, and nothing said the guard answered a string.
+      await expect(denied).rejects.toThrow(
+        `Call to tool "get_stock" was denied by authorizeToolCall: it answered the string 'allow', not true or false`,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it('the guard sees the frozen catalog tool and cannot change it', async () => {
     const seen: unknown[] = [];
     const client = new AxMCPClient(new AxMCPStreamableHTTPTransport(url, { ssrfProtection: LOOPBACK }), {

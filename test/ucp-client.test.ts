@@ -172,6 +172,26 @@ describe('AxUCPClient against the test business', () => {
     expect(business.completeRequests).toBe(before);
   });
 
+  it('an authorizer that answers neither a boolean nor { allow } denies, and the error says what it answered', async () => {
+    for (const [answer, said] of [
+      ['yes', "the string 'yes'"],
+      [{ alow: true }, 'an object without allow'],
+      [{ allow: 'true' }, "{ allow: the string 'true' }"],
+    ] as const) {
+      const shop = client({ authorizeOperation: (() => answer) as never });
+      const checkout = await readyCheckout(shop);
+      const before = business.completeRequests;
+      const error = await shop.checkout
+        .complete(checkout.id as string, { payment: CARD })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AxUCPAuthorizationError);
+      expect((error as Error).message).toContain(
+        `(it answered ${said}, not true, false or { allow, reason? })`,
+      );
+      expect(business.completeRequests).toBe(before);
+    }
+  });
+
   it('retries a complete after a cut connection with the same key: one charge', async () => {
     const shop = client({ authorizeOperation: () => true });
     const checkout = await readyCheckout(shop);

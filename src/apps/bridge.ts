@@ -75,6 +75,7 @@ export class AxMCPAppBridge {
       mode: 'inline',
       source: () => this.#source(),
       withSignal: <T>(run: (signal: AbortSignal) => Promise<T>) => this.#withSignal(run),
+      report: (error: unknown) => this.#report(error),
     };
   }
 

@@ -4,7 +4,8 @@
  * model context for the user and the model (marked untrusted), display modes — every one
  * through the host's `authorize`. A refusal is a {@link BridgeRefusal}, answered to the view.
  */
-import { AxMCPError, RPC } from '../protocol/errors.js';
+import { describeAnswer } from '../options/hook-answers.js';
+import { AxMCPError, AxMCPInvalidOptionsError, RPC } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCRequest } from '../protocol/jsonrpc.js';
 import type { AxMCPContentBlock, AxMCPTool } from '../protocol/messages.js';
@@ -28,6 +29,8 @@ export interface ViewSession {
   source(): AxMCPAppSource;
   /** Runs `run` with a signal that closing the bridge aborts. */
   withSignal<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Tells the host of an error nobody awaits (the bridge's `onError`). */
+  report(error: unknown): void;
 }
 
 const DENIED = -32000;
@@ -191,8 +194,18 @@ async function authorize(
   if (!check) return;
   const request: AxMCPAppRequest = { method, params: structuredClone(params), source: session.source() };
   if (tool) request.tool = structuredClone(tool);
-  if ((await check(request)) !== true)
-    throw new BridgeRefusal(DENIED, `"${clip(method)}" was not authorized`);
+  const allowed = await check(request);
+  if (allowed === true) return;
+  if (allowed !== false) {
+    // Denied all the same (fail closed), but the host hears why: the view only sees a refusal.
+    session.report(
+      new AxMCPInvalidOptionsError({
+        issues: [{ path: 'authorize', expected: 'true or false', received: describeAnswer(allowed) }],
+        message: `AxMCPAppBridge authorize answered ${describeAnswer(allowed)} for "${clip(method)}", not true or false: denied`,
+      }),
+    );
+  }
+  throw new BridgeRefusal(DENIED, `"${clip(method)}" was not authorized`);
 }
 
 /** A refusal the view is told about (not a host error). */

@@ -1,3 +1,4 @@
+import { describeAnswer } from '../options/hook-answers.js';
 import { linkAbort } from '../protocol/abort.js';
 import {
   AxMCPAuthorizationDeniedError,
@@ -100,7 +101,12 @@ export class ToolCalls {
         arguments: structuredClone(args),
         annotations: described.annotations,
       });
-      if (allowed !== true) throw new AxMCPAuthorizationDeniedError(name, connection.where());
+      if (allowed !== true) {
+        // Failing closed is right; leaving the caller to guess why every call is denied is not.
+        const reason =
+          allowed === false ? {} : { reason: `it answered ${describeAnswer(allowed)}, not true or false` };
+        throw new AxMCPAuthorizationDeniedError(name, { ...connection.where(), ...reason });
+      }
     }
     const params: Record<string, unknown> = { name, arguments: args, ...extraParams };
     wire.tasks.augmentToolCall(params, tool, connection.identity?.capabilities ?? {});

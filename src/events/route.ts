@@ -17,9 +17,9 @@ import {
   required,
   string,
 } from '../options/check.js';
+import { isThenable } from '../options/hook-answers.js';
 import { type AxEventExtensionValue, type AxEventIngressRecord, isExtensionName } from './envelope.js';
 import { assertEventOptions, optionPath, withRules } from './errors.js';
-import { isThenable } from './hook-answers.js';
 import type { AxEventPath } from './path.js';
 import type { AxEventAction } from './store.js';
 import {

@@ -4,9 +4,9 @@
  */
 
 import { nearest } from '../options/check.js';
+import { describeAnswer } from '../options/hook-answers.js';
 import { type AxEventIngressRecord, isAnonymous } from './envelope.js';
 import { AxEventContinuationNotFoundError, AxEventInputError, toEventErrorInfo } from './errors.js';
-import { describeAnswer } from './hook-answers.js';
 import { resolveKeyPath } from './path.js';
 import {
   type AxEventRouteDefinition,

@@ -1,6 +1,6 @@
 import type { AxMCPCatalogSnapshot } from '../client/catalog.js';
 import { AxEventConfigError } from '../events/errors.js';
-import { describeAnswer, isThenable } from '../events/hook-answers.js';
+import { describeAnswer, isThenable } from '../options/hook-answers.js';
 import type { AxMCPResource } from '../protocol/messages.js';
 
 /**

@@ -10,6 +10,7 @@
  * call (the body bytes too), so a retry after a cut connection is answered from the
  * business's idempotency store instead of acting twice.
  */
+
 import { AUTHENTICATION_OPTION, authenticationSensitiveHeaders } from '../auth/authentication.js';
 import type { AxMCPAuthentication } from '../auth/index.js';
 import type { AxMCPClient } from '../client/index.js';
@@ -27,6 +28,7 @@ import {
   required,
   string,
 } from '../options/check.js';
+import { describeAnswer } from '../options/hook-answers.js';
 import {
   type AxUCPNegotiation,
   type AxUCPPlatformProfile,
@@ -586,8 +588,12 @@ export class AxUCPClient {
       const reason = typeof decision === 'object' && decision !== null ? decision.reason : undefined;
       const detail: typeof context & { reason?: string } = { ...context };
       if (typeof reason === 'string') detail.reason = reason.slice(0, 500);
+      // Failing closed is right; leaving the caller to guess why every order is denied is not.
+      const misuse = isDenial(decision)
+        ? ''
+        : ` (it answered ${describeDecision(decision)}, not true, false or { allow, reason? })`;
       throw new AxUCPAuthorizationError(
-        `${operation} was denied by authorizeOperation: nothing was sent`,
+        `${operation} was denied by authorizeOperation${misuse}: nothing was sent`,
         detail,
       );
     }
@@ -683,4 +689,19 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** A decision that says no in the documented way: `false`, or `{ allow: false }`. */
+function isDenial(decision: unknown): boolean {
+  if (decision === false) return true;
+  return (
+    typeof decision === 'object' && decision !== null && (decision as { allow?: unknown }).allow === false
+  );
+}
+
+/** What a decision that is neither a boolean nor `{ allow: boolean }` was, in words. */
+function describeDecision(decision: unknown): string {
+  if (typeof decision !== 'object' || decision === null) return describeAnswer(decision);
+  const allow = (decision as { allow?: unknown }).allow;
+  return allow === undefined ? 'an object without allow' : `{ allow: ${describeAnswer(allow)} }`;
 }
