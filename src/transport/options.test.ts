@@ -394,3 +394,66 @@ describe('transport options', () => {
     expect(socketsOpened).toBe(0);
   });
 });
+
+describe('the URL a transport is made with', () => {
+  // [transport, make, a URL of its own kind, a URL of another kind, the transport that one is for]
+  const makers: [string, (url: string) => unknown, string, string, string][] = [
+    [
+      'AxMCPStreamableHTTPTransport',
+      (u) => new AxMCPStreamableHTTPTransport(u),
+      'https://example.com/mcp',
+      'ws://127.0.0.1:9/mcp',
+      'AxMCPWebSocketTransport',
+    ],
+    [
+      'AxMCPHTTPSSETransport',
+      (u) => new AxMCPHTTPSSETransport(u),
+      'https://example.com/sse',
+      'wss://example.com/sse',
+      'AxMCPWebSocketTransport',
+    ],
+    [
+      'AxMCPWebSocketTransport',
+      (u) => new AxMCPWebSocketTransport(u),
+      'wss://example.com/mcp',
+      'https://example.com/mcp',
+      'AxMCPStreamableHTTPTransport',
+    ],
+  ];
+
+  it.each(makers)(
+    '%s refuses at once what is not a URL, a scheme it cannot speak, and credentials',
+    (_name, make, own, other, instead) => {
+      // Before: a bare TypeError from new URL, and the HTTP transports took ws:, htp: or file: URLs,
+      // refused only at the first request (and sent to fetch with SSRF protection off).
+      for (const [given, said] of [
+        ['not a url', '"not a url" is not one'],
+        [other, `(${new URL(other).protocol} is for ${instead})`],
+        ['file:///etc/passwd', 'not file:'],
+        [own.replace('//', '//user:secret@'), 'Put credentials in `authentication`'],
+      ] as const) {
+        let error: unknown;
+        try {
+          make(given);
+        } catch (thrown) {
+          error = thrown;
+        }
+        expect(error).toMatchObject({ name: 'AxMCPError', code: 'invalid_argument' });
+        expect(String((error as Error).message)).toContain(said);
+        expect(String((error as Error).message)).not.toContain('secret');
+      }
+      expect(() => make(own)).not.toThrow();
+    },
+  );
+
+  it("the fallback's SSE URL is checked when the transport is made, not when a server needs it", () => {
+    expect(() =>
+      axMCPHTTPTransport('https://example.com/mcp', { legacySSEFallback: { url: 'wss://example.com/sse' } }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message: expect.stringContaining('legacySSEFallback'),
+      }),
+    );
+  });
+});

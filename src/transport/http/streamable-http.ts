@@ -4,6 +4,7 @@
  * stream `event-stream.ts`; typed errors from responses `error-response.ts`; the options
  * `options.ts`.
  */
+
 import { type AxMCPAuthentication, authenticationSensitiveHeaders, axMCPOAuth } from '../../auth/index.js';
 import { createGuardedFetch, readTextLimited } from '../../net/guarded-fetch.js';
 import { nestedOptionsError } from '../../net/options-error.js';
@@ -22,6 +23,7 @@ import {
   type JSONRPCRequest,
   type JSONRPCResponse,
 } from '../../protocol/jsonrpc.js';
+import { endpointURL } from '../endpoint-url.js';
 import type {
   AxMCPEventStream,
   AxMCPMessageContext,
@@ -86,6 +88,8 @@ export interface AxMCPDirectSender {
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 
+const HTTP_SCHEMES = ['http:', 'https:'];
+
 /**
  * Streamable HTTP (MCP 2025-03-26 and later, and 2026-07-28): one endpoint, POST per
  * message, answered by JSON or an SSE stream; a legacy session header; an optional
@@ -129,10 +133,7 @@ export class AxMCPStreamableHTTPTransport implements AxMCPTransport {
     const label = `${new.target.name} options`;
     assertMCPOptions(STREAMABLE_HTTP_OPTIONS, options, label);
     options = withOAuthStrategy(options, label);
-    const target = new URL(url);
-    if (target.username || target.password) {
-      throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
-    }
+    const target = endpointURL(url, new.target.name, HTTP_SCHEMES);
     const redacted = new URL(target);
     redacted.search = '';
     redacted.hash = '';

@@ -6,6 +6,7 @@
 import { anyOf, boolean, instance, object, required, string } from '../../options/check.js';
 import { AxMCPProtocolError, assertMCPOptions } from '../../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '../../protocol/jsonrpc.js';
+import { endpointURL } from '../endpoint-url.js';
 import {
   AxMCPStreamableHTTPTransport,
   type AxMCPStreamableHTTPTransportOptions,
@@ -101,7 +102,12 @@ export class AxMCPHTTPFallbackTransport implements AxMCPTransport {
     this.#streamable = new AxMCPStreamableHTTPTransport(url, rest);
     this.endpoint = this.#streamable.endpoint;
     this.endpointKey = this.#streamable.endpointKey;
-    this.#sseURL = typeof legacySSEFallback === 'object' ? legacySSEFallback.url : url;
+    // Checked now: a bad fallback URL would otherwise surface only when a server needed it.
+    this.#sseURL = endpointURL(
+      typeof legacySSEFallback === 'object' ? legacySSEFallback.url : url,
+      'the legacySSEFallback of AxMCPHTTPFallbackTransport',
+      ['http:', 'https:'],
+    );
     this.#options = rest;
   }
 

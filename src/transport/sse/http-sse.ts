@@ -4,6 +4,7 @@
  * to POST every client message to; every server message arrives on the GET stream.
  * Isomorphic: no `node:` imports.
  */
+
 import { AUTHENTICATION_OPTION } from '../../auth/authentication.js';
 import {
   type AxMCPAuthentication,
@@ -26,6 +27,7 @@ import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import { readSSE, type SSEEvent } from '../../protocol/sse.js';
 import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
+import { endpointURL } from '../endpoint-url.js';
 import {
   type AxMCPRetryOptions,
   parseRetryAfter,
@@ -141,10 +143,7 @@ export class AxMCPHTTPSSETransport extends ConnectedTransport implements AxMCPTr
   constructor(url: string | URL, options: AxMCPHTTPSSETransportOptions = {}) {
     super();
     assertMCPOptions(HTTP_SSE_OPTIONS, options, 'AxMCPHTTPSSETransport options');
-    this.#url = new URL(url);
-    if (this.#url.username || this.#url.password) {
-      throw new AxMCPTransportError('transport_error', 'Put credentials in `authentication`, not in the URL');
-    }
+    this.#url = endpointURL(url, 'AxMCPHTTPSSETransport', ['http:', 'https:']);
     this.#url.hash = '';
     this.endpoint = redactURL(this.#url).replace('?…', '');
     this.endpointKey = `sse:${this.#url.href}`;

@@ -3,6 +3,7 @@
  * Uses the runtime's `WebSocket` (browsers, Deno, Bun, Node ≥ 22) or a constructor the
  * caller passes (`ws` on Node 20). Isomorphic: no `node:` imports.
  */
+
 import {
   type AxMCPSSRFOptions,
   type AxMCPSSRFPolicy,
@@ -22,6 +23,7 @@ import {
 import type { JSONRPCMessage } from '../../protocol/jsonrpc.js';
 import type { SessionConnection } from '../connected-session.js';
 import { ConnectedTransport } from '../connected-transport.js';
+import { endpointURL } from '../endpoint-url.js';
 import { AxMCPMessageChannel, OVERSIZED_PREFIX_BYTES } from '../message-channel.js';
 import { type AxMCPReconnectOptions, RECONNECT_OPTIONS } from '../session-loss.js';
 import type { AxMCPTransport } from '../types.js';
@@ -140,16 +142,7 @@ export class AxMCPWebSocketTransport extends ConnectedTransport implements AxMCP
   constructor(url: string | URL, options: AxMCPWebSocketTransportOptions = {}) {
     super();
     assertMCPOptions(WEBSOCKET_OPTIONS, options, 'AxMCPWebSocketTransport options');
-    this.#url = new URL(url);
-    if (this.#url.protocol !== 'ws:' && this.#url.protocol !== 'wss:') {
-      throw new AxMCPTransportError(
-        'transport_error',
-        `A WebSocket URL starts with ws: or wss:, not ${this.#url.protocol}`,
-      );
-    }
-    if (this.#url.username || this.#url.password) {
-      throw new AxMCPTransportError('transport_error', 'Credentials do not belong in the URL');
-    }
+    this.#url = endpointURL(url, 'AxMCPWebSocketTransport', ['ws:', 'wss:']);
     this.#url.hash = '';
     this.endpoint = redactURL(this.#url).replace('?…', '');
     this.endpointKey = this.#url.href;
