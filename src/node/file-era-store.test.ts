@@ -10,6 +10,21 @@ describe('AxMCPFileEraStore', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  it('a failed write fails its own set only: once the file can be written again, saves go on', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ax-era-'));
+    const blocker = join(dir, 'blocked');
+    await writeFile(blocker, 'a file where the directory should be');
+    const store = new AxMCPFileEraStore(join(blocker, 'eras.json'));
+    const verdict = { era: 'modern', protocolVersion: '2026-07-28', decidedAt: 1 } as const;
+    await expect(store.set('https://a.example/mcp', verdict)).rejects.toThrow();
+    await rm(blocker);
+    // Before, the first failure stayed in the write chain: every later save rejected with it.
+    await store.set('https://a.example/mcp', verdict);
+    expect(JSON.parse(await readFile(join(blocker, 'eras.json'), 'utf8'))).toHaveProperty([
+      'https://a.example/mcp',
+    ]);
+  });
+
   it('keeps verdicts per endpoint URL across instances', async () => {
     dir = await mkdtemp(join(tmpdir(), 'ax-era-'));
     const path = join(dir, 'nested', 'eras.json');

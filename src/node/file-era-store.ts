@@ -1,8 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { AxMCPEraStore, AxMCPEraVerdict } from '../client/era-store.js';
 import { string } from '../options/check.js';
 import { assertMCPOptions } from '../protocol/errors.js';
+import { JSONFile } from './json-file.js';
 
 /** The shape of the store's one argument: the path of its file. */
 const PATH = string({ nonEmpty: true });
@@ -13,14 +12,13 @@ const PATH = string({ nonEmpty: true });
  * serialized; a missing or unreadable file counts as empty.
  */
 export class AxMCPFileEraStore implements AxMCPEraStore {
-  readonly #path: string;
+  readonly #file: JSONFile;
   #entries: Map<string, AxMCPEraVerdict> | undefined;
-  #writing: Promise<void> = Promise.resolve();
 
   /** Checks that `path` is a non-empty string (`invalid_options`); reads nothing yet. */
   constructor(path: string) {
     assertMCPOptions(PATH, path, 'AxMCPFileEraStore path');
-    this.#path = path;
+    this.#file = new JSONFile(path);
   }
 
   async get(endpointKey: string): Promise<AxMCPEraVerdict | undefined> {
@@ -40,29 +38,19 @@ export class AxMCPFileEraStore implements AxMCPEraStore {
   async #load(): Promise<Map<string, AxMCPEraVerdict>> {
     if (this.#entries) return this.#entries;
     const entries = new Map<string, AxMCPEraVerdict>();
-    try {
-      const parsed: unknown = JSON.parse(await readFile(this.#path, 'utf8'));
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
-          if (isVerdict(value)) entries.set(key, value);
-        }
+    // No file yet, or a damaged one: start empty; the next save replaces it.
+    const parsed = await this.#file.read();
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+        if (isVerdict(value)) entries.set(key, value);
       }
-    } catch {
-      // No file yet, or a damaged one: start empty; the next save replaces it.
     }
     this.#entries ??= entries;
     return this.#entries;
   }
 
   #save(): Promise<void> {
-    const snapshot = JSON.stringify(Object.fromEntries(this.#entries ?? []), null, 2);
-    this.#writing = this.#writing.then(async () => {
-      await mkdir(dirname(this.#path), { recursive: true });
-      const temporary = `${this.#path}.${process.pid}.tmp`;
-      await writeFile(temporary, snapshot, { mode: 0o600 });
-      await rename(temporary, this.#path);
-    });
-    return this.#writing;
+    return this.#file.write(JSON.stringify(Object.fromEntries(this.#entries ?? []), null, 2));
   }
 }
 

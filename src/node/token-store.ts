@@ -1,8 +1,7 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { type AxMCPOAuthRecord, type AxMCPTokenStore, parseOAuthRecord } from '../auth/oauth/token-store.js';
 import { string } from '../options/check.js';
 import { assertMCPOptions } from '../protocol/errors.js';
+import { JSONFile } from './json-file.js';
 
 /** The shape of the store's one argument: the path of its file. */
 const PATH = string({ nonEmpty: true });
@@ -21,15 +20,14 @@ const PATH = string({ nonEmpty: true });
  * ```
  */
 export class AxMCPFileTokenStore implements AxMCPTokenStore {
-  readonly #path: string;
+  readonly #file: JSONFile;
   #entries: Map<string, AxMCPOAuthRecord> | undefined;
   #loading: Promise<Map<string, AxMCPOAuthRecord>> | undefined;
-  #writing: Promise<void> = Promise.resolve();
 
   /** Checks that `path` is a non-empty string (`invalid_options`); reads nothing yet. */
   constructor(path: string) {
     assertMCPOptions(PATH, path, 'AxMCPFileTokenStore path');
-    this.#path = path;
+    this.#file = new JSONFile(path);
   }
 
   async get(endpointKey: string): Promise<AxMCPOAuthRecord | undefined> {
@@ -48,29 +46,22 @@ export class AxMCPFileTokenStore implements AxMCPTokenStore {
 
   /** Redacted: the file holds secrets; only its path is shown. */
   toJSON(): Record<string, unknown> {
-    return { kind: 'file-token-store', path: this.#path };
+    return { kind: 'file-token-store', path: this.#file.path };
   }
 
   #load(): Promise<Map<string, AxMCPOAuthRecord>> {
     if (this.#entries) return Promise.resolve(this.#entries);
     this.#loading ??= (async () => {
       const entries = new Map<string, AxMCPOAuthRecord>();
-      try {
-        const parsed: unknown = JSON.parse(await readFile(this.#path, 'utf8'));
-        // Stored as [key, record] pairs: endpoint URLs never become object keys.
-        if (
-          parsed &&
-          typeof parsed === 'object' &&
-          Array.isArray((parsed as { entries?: unknown }).entries)
-        ) {
-          for (const pair of (parsed as { entries: unknown[] }).entries) {
-            if (!Array.isArray(pair) || typeof pair[0] !== 'string') continue;
-            const record = parseOAuthRecord(pair[1]);
-            if (record) entries.set(pair[0], record);
-          }
+      // No file yet, or a damaged one: start empty; the next save replaces it.
+      const parsed = await this.#file.read();
+      // Stored as [key, record] pairs: endpoint URLs never become object keys.
+      if (parsed && typeof parsed === 'object' && Array.isArray((parsed as { entries?: unknown }).entries)) {
+        for (const pair of (parsed as { entries: unknown[] }).entries) {
+          if (!Array.isArray(pair) || typeof pair[0] !== 'string') continue;
+          const record = parseOAuthRecord(pair[1]);
+          if (record) entries.set(pair[0], record);
         }
-      } catch {
-        // No file yet, or a damaged one: start empty; the next save replaces it.
       }
       this.#entries ??= entries;
       return this.#entries;
@@ -79,16 +70,6 @@ export class AxMCPFileTokenStore implements AxMCPTokenStore {
   }
 
   #save(): Promise<void> {
-    const snapshot = JSON.stringify({ version: 1, entries: [...(this.#entries ?? [])] }, null, 2);
-    this.#writing = this.#writing
-      .catch(() => {})
-      .then(async () => {
-        await mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
-        const temporary = `${this.#path}.${process.pid}.tmp`;
-        await writeFile(temporary, snapshot, { mode: 0o600 });
-        await chmod(temporary, 0o600);
-        await rename(temporary, this.#path);
-      });
-    return this.#writing;
+    return this.#file.write(JSON.stringify({ version: 1, entries: [...(this.#entries ?? [])] }, null, 2));
   }
 }
