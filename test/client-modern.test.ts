@@ -203,6 +203,27 @@ describe('era classification (auto)', () => {
     ]);
   });
 
+  it('an era store that fails is a cache that missed: the client connects, and onError hears of it', async () => {
+    const errors: unknown[] = [];
+    const broken = {
+      get: () => Promise.reject(new Error('era store unreachable')),
+      set: () => {
+        throw new Error('era store is read-only');
+      },
+    };
+    const client = track(modernClient(peer.url, { eraStore: broken, onError: (e) => errors.push(e) }).client);
+    // Before, init() failed with the store's error, the server connected and nothing kept.
+    await client.init();
+    expect(client.getEra()).toBe('modern');
+    expect((await client.callTool('echo', { message: 'no cache' })).content).toEqual([
+      { type: 'text', text: 'no cache' },
+    ]);
+    expect(errors.map((e) => (e as Error).message)).toEqual([
+      'era store unreachable',
+      'era store is read-only',
+    ]);
+  });
+
   it('a second client sharing the era store sends no server/discover (modern)', async () => {
     const eraStore = new AxMCPMemoryEraStore();
     const first = track(modernClient(peer.url, { eraStore }).client);

@@ -193,6 +193,7 @@ export class Connection {
       store: options.eraStore ?? defaultEraStore,
       probeTimeoutMs: options.probeTimeoutMs ?? 5000,
       ...(signal ? { signal } : {}),
+      report: (error) => this.report(error),
       legacy: () =>
         new LegacyWire({
           transport: this.transport,

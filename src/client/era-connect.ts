@@ -18,6 +18,11 @@ export interface EraConnectOptions {
   legacy: () => LegacyWire;
   modern: (cachedDiscover?: Record<string, unknown>) => ModernWire;
   signal?: AbortSignal;
+  /**
+   * Told of an era store that failed. The store is a cache: a verdict it cannot read means a
+   * probe, one it cannot keep means a probe next time, and neither fails the connection.
+   */
+  report: (error: unknown) => void;
 }
 
 export type ConnectedWire = { wire: LegacyWire | ModernWire; identity: ServerIdentity };
@@ -35,7 +40,8 @@ export type ConnectedWire = { wire: LegacyWire | ModernWire; identity: ServerIde
  * A remembered verdict that fails is forgotten and the endpoint classified again once.
  */
 export async function connectWithEra(options: EraConnectOptions): Promise<ConnectedWire> {
-  const { transport, store } = options;
+  const { transport } = options;
+  const store = bestEffort(options.store, options.report);
   const key = transport.endpointKey;
   if (options.era !== 'auto') {
     const connected = await connectAs(options, options.era, undefined);
@@ -136,4 +142,24 @@ async function remember(store: AxMCPEraStore, key: string, connected: ConnectedW
   if (connected.wire.era === 'modern' && connected.wire.discoverResult)
     verdict.discover = connected.wire.discoverResult;
   await store.set(key, verdict);
+}
+
+/**
+ * The era store as a cache: a failed read is a verdict not known, a failed write or delete is
+ * told and passed over. Before, a store that failed after the handshake failed `init()` with
+ * the server connected and its session left open.
+ */
+function bestEffort(store: AxMCPEraStore, report: (error: unknown) => void): Required<AxMCPEraStore> {
+  const told = <T>(work: () => Promise<T> | T, otherwise: T): Promise<T> =>
+    Promise.resolve()
+      .then(work)
+      .catch((error: unknown) => {
+        report(error);
+        return otherwise;
+      });
+  return {
+    get: (key) => told(() => store.get(key), undefined),
+    set: (key, verdict) => told(() => store.set(key, verdict), undefined),
+    delete: (key) => told(() => store.delete?.(key), undefined),
+  };
 }
