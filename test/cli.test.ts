@@ -125,6 +125,24 @@ describe.skipIf(!CLI_BUILT)('the ax-mcp CLI', () => {
     }
   });
 
+  it('watch notes a URI the server neither lists nor could mean by a template, instead of watching it in silence', async () => {
+    const watching = running([
+      'watch',
+      url,
+      '--allow-localhost',
+      '--subscribe',
+      'inventory://warehous/berlin',
+    ]);
+    try {
+      await eventually(() => watching.output().includes('note:'), 15_000, 'the note');
+      expect(watching.output()).toContain(
+        'note: inventory://warehous/berlin is not among the 3 resource(s) the server lists and fits none of its templates',
+      );
+    } finally {
+      await watching.stop();
+    }
+  });
+
   it('watch --routes shows what each route of a runtime module would do with each notification, and why not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ax-mcp-watch-'));
     const module = join(dir, 'my-runtime.mjs');

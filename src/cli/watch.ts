@@ -3,6 +3,7 @@ import type {
   AxEventRouteDefinition,
   AxEventRuntime,
   AxEventTrust,
+  AxMCPCatalogSnapshot,
   AxMCPClient,
   AxMCPResourceSubscriptionPolicy,
 } from '../index.js';
@@ -40,6 +41,41 @@ function globToRegExp(glob: string): RegExp {
     } else pattern += char.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
   }
   return new RegExp(`^${pattern}$`);
+}
+
+/**
+ * What the policy asked for that the catalog does not show: a URI the server neither lists nor
+ * could mean by one of its templates (any `{…}` counts as a wildcard), or a selection of none.
+ */
+export function subscriptionNotes(
+  policy: AxMCPResourceSubscriptionPolicy,
+  catalog: Pick<AxMCPCatalogSnapshot, 'resources' | 'resourceTemplates'>,
+): string[] {
+  const listed = catalog.resources.length;
+  if (policy === 'all' && listed === 0) return ['--subscribe all: the server lists no concrete resource'];
+  if (Array.isArray(policy)) {
+    const known = new Set(catalog.resources.map((resource) => resource.uri));
+    const templates = catalog.resourceTemplates.map((template) => templatePattern(template.uriTemplate));
+    return policy
+      .filter((uri) => !known.has(uri) && !templates.some((pattern) => pattern.test(uri)))
+      .map(
+        (uri) =>
+          `${uri} is not among the ${listed} resource(s) the server lists and fits none of its templates: updates may never come`,
+      );
+  }
+  if (typeof policy === 'object' && policy !== null && 'select' in policy) {
+    const chosen = catalog.resources.filter((resource) =>
+      policy.select(resource, catalog as AxMCPCatalogSnapshot),
+    );
+    if (chosen.length === 0) return [`--select matched none of the ${listed} resource(s) the server lists`];
+  }
+  return [];
+}
+
+/** A URI template as a pattern: literal text, any expression a wildcard. Matching, never expanding. */
+function templatePattern(template: string): RegExp {
+  const parts = template.split(/\{[^}]*\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${parts.join('.*')}$`);
 }
 
 const COLOURS: Record<string, (text: string) => string> = {
@@ -106,6 +142,8 @@ export async function watch(
         ` (${catalog.era}, ${catalog.protocolVersion}) — subscribed: ${source.subscriptions.join(', ') || 'nothing'}`,
       ),
   );
+  // A misspelt URI or a glob that matches nothing watched in silence, for ever.
+  for (const note of subscriptionNotes(policy, catalog)) out(style.yellow(`note: ${note}`));
   await new Promise<void>((resolve) => {
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => resolve(), { once: true });
