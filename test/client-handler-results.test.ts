@@ -6,7 +6,7 @@
  * `{ contnet }` went to the server as the sampled message and the user saw nothing of why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxMCPHandlerResultError, AxMCPInvalidOptionsError } from '../src/index.js';
+import { type AxMCPClientOptions, AxMCPHandlerResultError, AxMCPInvalidOptionsError } from '../src/index.js';
 import { eventually, httpClient } from './helpers/clients.js';
 import { type EverythingServer, startEverythingServer } from './servers/everything.js';
 import { type ModernPeer, startModernServer } from './servers/modern.js';
@@ -23,14 +23,20 @@ describe('handler results on 2025-11-25 (server-everything)', () => {
     await server?.close();
   });
 
-  it('a sampling result with a misspelt field is refused, named, and reported', async () => {
+  /** A 2025-11-25 client of server-everything with `handlers`, and what its onError heard. */
+  function reporting(handlers: Pick<AxMCPClientOptions, 'sampling' | 'roots'>) {
     const errors: unknown[] = [];
     const client = httpClient(server.url, {
       era: 'legacy',
       timeoutMs: 20_000,
       onError: (error) => errors.push(error),
-      sampling: MISSPELT_SAMPLE,
+      ...handlers,
     });
+    return { client, errors };
+  }
+
+  it('a sampling result with a misspelt field is refused, named, and reported', async () => {
+    const { client, errors } = reporting({ sampling: MISSPELT_SAMPLE });
     try {
       const result = await client
         .callTool('trigger-sampling-request', { prompt: 'hello', maxTokens: 20 })
@@ -51,13 +57,7 @@ describe('handler results on 2025-11-25 (server-everything)', () => {
   });
 
   it('roots from a function that are not file:// URIs are refused and reported', async () => {
-    const errors: unknown[] = [];
-    const client = httpClient(server.url, {
-      era: 'legacy',
-      timeoutMs: 20_000,
-      onError: (error) => errors.push(error),
-      roots: () => [{ url: 'file:///work' } as never],
-    });
+    const { client, errors } = reporting({ roots: () => [{ url: 'file:///work' } as never] });
     try {
       await client.init();
       await client.callTool('get-roots-list', {}).catch(() => undefined);

@@ -161,8 +161,8 @@ describe('AxUCPClient against the test business', () => {
     expect(new Set(business.verified)).toEqual(new Set(['platform-2026']));
   });
 
-  it('refuses complete without an authorizer, sending nothing', async () => {
-    const shop = client();
+  /** Completes a ready checkout that must be refused: an AxUCPAuthorizationError, nothing sent. */
+  async function refusedComplete(shop: ReturnType<typeof client>): Promise<AxUCPAuthorizationError> {
     const checkout = await readyCheckout(shop);
     const before = business.completeRequests;
     const error = await shop.checkout
@@ -170,6 +170,11 @@ describe('AxUCPClient against the test business', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AxUCPAuthorizationError);
     expect(business.completeRequests).toBe(before);
+    return error as AxUCPAuthorizationError;
+  }
+
+  it('refuses complete without an authorizer, sending nothing', async () => {
+    await refusedComplete(client());
   });
 
   it('an authorizer that answers neither a boolean nor { allow } denies, and the error says what it answered', async () => {
@@ -178,17 +183,8 @@ describe('AxUCPClient against the test business', () => {
       [{ alow: true }, 'an object without allow'],
       [{ allow: 'true' }, "{ allow: the string 'true' }"],
     ] as const) {
-      const shop = client({ authorizeOperation: (() => answer) as never });
-      const checkout = await readyCheckout(shop);
-      const before = business.completeRequests;
-      const error = await shop.checkout
-        .complete(checkout.id as string, { payment: CARD })
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(AxUCPAuthorizationError);
-      expect((error as Error).message).toContain(
-        `(it answered ${said}, not true, false or { allow, reason? })`,
-      );
-      expect(business.completeRequests).toBe(before);
+      const error = await refusedComplete(client({ authorizeOperation: (() => answer) as never }));
+      expect(error.message).toContain(`(it answered ${said}, not true, false or { allow, reason? })`);
     }
   });
 
