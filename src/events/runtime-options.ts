@@ -35,18 +35,6 @@ export interface AxEventErrorReport {
 }
 
 /**
- * Where a report came from, as the once-only warning without `onError` names it. A failed
- * delivery is not warned of (`null`): it is on its run record and dead letter already.
- */
-export function unheardPlace(report: AxEventErrorReport): string | null {
-  if (report.phase === 'delivery') return null;
-  let place = `phase ${report.phase}`;
-  if (report.sourceId !== undefined) place += `, source ${report.sourceId}`;
-  if (report.routeId !== undefined) place += `, route ${report.routeId}`;
-  return place;
-}
-
-/**
  * What a warning is about. Warnings name a configuration that type-checks and runs but can
  * never do what it says; each is given once per (source, route).
  */

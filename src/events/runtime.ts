@@ -4,9 +4,9 @@
  * or driven by the host (`nextDueAt()` / `runDue()`).
  */
 
-import { UnheardErrors } from '../errors/unheard.js';
 import { type AxEventClock, systemEventClock } from './clock.js';
 import { type AxEvent, type AxEventIngress, identityScope, normalizeIngress } from './envelope.js';
+import { type EventErrorReporter, eventErrorReporter } from './error-reports.js';
 import {
   AxEventBackpressureError,
   AxEventClosedError,
@@ -23,7 +23,6 @@ import { Publishing } from './publishing.js';
 import { type AxEventRouteDefinition, type AxEventRouteExplanation, checkRoute } from './route.js';
 import { explainRoutes, sourceWarnings } from './routing.js';
 import {
-  type AxEventErrorReport,
   type AxEventRuntimeConfig,
   type AxEventRuntimeOptions,
   CLOSE_OPTIONS,
@@ -34,7 +33,6 @@ import {
   RUNTIME_CONFIG,
   RUNTIME_OPTIONS,
   retryPolicyOf,
-  unheardPlace,
 } from './runtime-options.js';
 import { DeliveryScheduler, type DeliverySchedulerDeps, type DueRun } from './scheduler.js';
 import {
@@ -89,10 +87,8 @@ export class AxEventRuntime {
   readonly #options: AxEventRuntimeOptions;
   readonly #warn: NonNullable<AxEventRuntimeOptions['onWarning']>;
   readonly #warned = new Set<string>();
-  /** Errors written to the console for want of `onError`, the first of each kind and place. */
-  readonly #unheard = new UnheardErrors('event runtime', 'onError to the runtime', (message) =>
-    console.warn(message),
-  );
+  /** Errors with no caller: `onError`, else the console, the first of each kind and place. */
+  readonly #report: EventErrorReporter;
   readonly #ownsStore: boolean;
   readonly #scheduler: DeliveryScheduler;
   #stopWatchingStore: (() => void) | undefined;
@@ -120,6 +116,7 @@ export class AxEventRuntime {
     if (isRecord(options)) assertEventOptions(RUNTIME_CONFIG, { ...options, routes }, LABEL);
     else assertEventOptions(RUNTIME_OPTIONS, options, LABEL);
     this.#options = options;
+    this.#report = eventErrorReporter('event runtime', 'onError to the runtime', options.onError);
     this.clock = options.clock ?? systemEventClock;
     this.#ownsStore = options.store === undefined;
     this.store = options.store ?? new AxMemoryEventStore();
@@ -177,20 +174,6 @@ export class AxEventRuntime {
       closing: () => this.#closing !== null,
       report: (error) => this.#report(error, { phase: 'authorize' }),
     });
-  }
-
-  #report(error: unknown, report: AxEventErrorReport): void {
-    const onError = this.#options.onError;
-    if (!onError) {
-      const place = unheardPlace(report);
-      if (place !== null) this.#unheard.tell(error, place);
-      return;
-    }
-    try {
-      onError(error, report);
-    } catch {
-      // An error handler that throws must not break the runtime.
-    }
   }
 
   /** Register a target (ids are unique; registering the same definition twice is a no-op). */

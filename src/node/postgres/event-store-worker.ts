@@ -14,7 +14,7 @@
  * `close()` drains: it stops claiming, lets running deliveries finish, then closes the runtime.
  */
 
-import { UnheardErrors } from '../../errors/unheard.js';
+import { type EventErrorReporter, eventErrorReporter } from '../../events/error-reports.js';
 import {
   AxEventClosedError,
   type AxEventConfigError,
@@ -23,12 +23,7 @@ import {
 } from '../../events/errors.js';
 import type { AxEventRuntime } from '../../events/runtime.js';
 import { eventRuntime, runDueClaimingAhead } from '../../events/runtime.js';
-import {
-  type AxEventErrorReport,
-  type AxEventRuntimeConfig,
-  RUNTIME_CONFIG,
-  unheardPlace,
-} from '../../events/runtime-options.js';
+import { type AxEventRuntimeConfig, RUNTIME_CONFIG } from '../../events/runtime-options.js';
 import type { DueRun } from '../../events/scheduler.js';
 import { func, instance, number, object, required } from '../../options/check.js';
 import { AxPostgresEventStore } from './event-store.js';
@@ -116,11 +111,9 @@ export class AxPostgresEventWorker {
   readonly store: AxPostgresEventStore;
   readonly #concurrency: number;
   readonly #pollMs: number;
-  readonly #onError: AxEventRuntimeConfig['onError'];
   readonly #onStoreAnswered: (() => void) | undefined;
-  readonly #unheard = new UnheardErrors('PostgreSQL event worker', 'onError to the worker', (message) =>
-    console.warn(message),
-  );
+  /** To `onError`; without it, the first of each kind and place to the console, as the runtime does. */
+  readonly #tell: EventErrorReporter;
   /** Store failures reported so far (a lane round that saw none is a success). */
   #storeFailures = 0;
   readonly #stop = new AbortController();
@@ -169,7 +162,11 @@ export class AxPostgresEventWorker {
     this.store = store;
     this.#concurrency = workerConcurrency;
     this.#pollMs = pollIntervalMs;
-    this.#onError = runtimeOptions.onError;
+    this.#tell = eventErrorReporter(
+      'PostgreSQL event worker',
+      'onError to the worker',
+      runtimeOptions.onError,
+    );
     this.#onStoreAnswered = onStoreAnswered;
     this.runtime = eventRuntime({
       ...runtimeOptions,
@@ -209,21 +206,6 @@ export class AxPostgresEventWorker {
   #report(error: unknown): void {
     this.#storeFailures++;
     this.#tell(error, { phase: 'scheduler' });
-  }
-
-  /** To `onError`; without it, the first of each kind and place to the console, as the runtime does. */
-  #tell(error: unknown, report: AxEventErrorReport): void {
-    const onError = this.#onError;
-    if (!onError) {
-      const place = unheardPlace(report);
-      if (place !== null) this.#unheard.tell(error, place);
-      return;
-    }
-    try {
-      onError(error, report);
-    } catch {
-      // An error handler that throws must not stop a lane.
-    }
   }
 
   #answered(): void {
