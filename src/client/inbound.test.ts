@@ -92,6 +92,31 @@ describe('Inbound', () => {
     ]);
   });
 
+  it("a handler that throws is told to onError as well as answered; a request refused as malformed is not the caller's", async () => {
+    const rig = rigWith({
+      sampling: () => {
+        throw new Error('the model API is down');
+      },
+    });
+    await rig.connection.init();
+    rig.inbound.receive(
+      { jsonrpc: '2.0', id: 's1', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } },
+      {},
+    );
+    rig.inbound.receive({ jsonrpc: '2.0', id: 's2', method: 'sampling/createMessage', params: {} }, {});
+    await tick();
+    await tick();
+    const answered = rig.responded.map(
+      (answer) => (answer as { error?: { message: string } }).error?.message,
+    );
+    expect(answered.sort()).toEqual([
+      'Client failed to handle the request',
+      'sampling/createMessage needs messages and maxTokens',
+    ]);
+    // Before, only the server heard, and only that the client failed.
+    expect(rig.reported.map((error) => (error as Error).message)).toEqual(['the model API is down']);
+  });
+
   it('a cancelled server request is never answered', async () => {
     let release!: () => void;
     const rig = rigWith({

@@ -1,4 +1,4 @@
-import { AxMCPError, AxMCPHandlerResultError } from '../protocol/errors.js';
+import { AxMCPError } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import { parseLoggingMessage, parseProgress, parseResourceUpdated } from '../protocol/messages.js';
 import type { AxMCPMessageContext } from '../transport/types.js';
@@ -7,7 +7,7 @@ import type { CatalogChanges } from './catalog-changes.js';
 import type { Connection } from './connection.js';
 import type { AxMCPClientEvent } from './events.js';
 import type { ReadCache } from './read-cache.js';
-import { answerFor, capabilitiesFor, fulfilServerRequest } from './server-requests.js';
+import { answerFor, capabilitiesFor, fulfilServerRequest, ServerRequestError } from './server-requests.js';
 import type { ServerStream } from './server-stream.js';
 import { ServerTasks } from './server-tasks.js';
 import { parseTask, type TaskWakers } from './tasks/task.js';
@@ -169,9 +169,10 @@ export class Inbound {
       .then(
         (result) => answerFor(request, { result }),
         (error) => {
-          // The server hears only that the client failed; whose mistake it was, the caller hears.
-          if (error instanceof AxMCPHandlerResultError)
-            connection.report(error.attribute(connection.where()));
+          // The server hears only that the client failed; why, the caller hears: a handler that
+          // threw or answered what cannot be sent. A request refused as malformed is the server's.
+          if (!(error instanceof ServerRequestError) && !controller.signal.aborted)
+            connection.report(error instanceof AxMCPError ? error.attribute(connection.where()) : error);
           return answerFor(request, { error });
         },
       )
