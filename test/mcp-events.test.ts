@@ -331,6 +331,19 @@ describe.each(ERAS)('AxMCPEventSource against the demo server: $label', (era) =>
       expect(rig.client.subscriptions).toEqual(concrete.map((uri) => ({ uri, owners: [`mcp:${NS}`] })));
     });
 
+    it('a listed URI the server neither lists nor could mean by a template is reported once, and still subscribed', async () => {
+      const TYPO = 'inventory://warehous/berlin';
+      const rig = await startRig({ era, policy: [BERLIN, TYPO, 'inventory://warehouse/porto'] });
+      // Before, the misspelt URI was subscribed in silence and its updates never came.
+      expect(sourceErrors(rig).map(messageOf)).toEqual([
+        `Source ${rig.source.id}: resourceSubscriptions names ${TYPO}, which the ${NS} server neither lists nor could mean by one of its URI templates: it is subscribed, but its updates may never come`,
+      ]);
+      expect(rig.source.subscriptions).toEqual([BERLIN, TYPO, 'inventory://warehouse/porto'].sort());
+      await rig.source.reconcile();
+      expect(sourceErrors(rig)).toHaveLength(1);
+      await rig.close();
+    });
+
     it('a URI list subscribes exactly those URIs, deduplicated', async () => {
       const rig = await startRig({ era, policy: [LISBON, BERLIN, LISBON] });
       expect(rig.source.subscriptions).toEqual([BERLIN, LISBON]);

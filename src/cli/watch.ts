@@ -8,6 +8,7 @@ import type {
   AxMCPResourceSubscriptionPolicy,
 } from '../index.js';
 import { AxMCPEventSource, eventRoute, eventRuntime } from '../index.js';
+import { unlistedURIs } from '../mcp-events/policy.js';
 import { UsageError } from './connect.js';
 import { style } from './style.js';
 
@@ -54,14 +55,10 @@ export function subscriptionNotes(
   const listed = catalog.resources.length;
   if (policy === 'all' && listed === 0) return ['--subscribe all: the server lists no concrete resource'];
   if (Array.isArray(policy)) {
-    const known = new Set(catalog.resources.map((resource) => resource.uri));
-    const templates = catalog.resourceTemplates.map((template) => templatePattern(template.uriTemplate));
-    return policy
-      .filter((uri) => !known.has(uri) && !templates.some((pattern) => pattern.test(uri)))
-      .map(
-        (uri) =>
-          `${uri} is not among the ${listed} resource(s) the server lists and fits none of its templates: updates may never come`,
-      );
+    return unlistedURIs(policy, catalog).map(
+      (uri) =>
+        `${uri} is not among the ${listed} resource(s) the server lists and fits none of its templates: updates may never come`,
+    );
   }
   if (typeof policy === 'object' && policy !== null && 'select' in policy) {
     const chosen = catalog.resources.filter((resource) =>
@@ -70,12 +67,6 @@ export function subscriptionNotes(
     if (chosen.length === 0) return [`--select matched none of the ${listed} resource(s) the server lists`];
   }
   return [];
-}
-
-/** A URI template as a pattern: literal text, any expression a wildcard. Matching, never expanding. */
-function templatePattern(template: string): RegExp {
-  const parts = template.split(/\{[^}]*\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('.*')}$`);
 }
 
 const COLOURS: Record<string, (text: string) => string> = {

@@ -1,10 +1,17 @@
 import { backoffDelayMs } from '../backoff/backoff.js';
+import type { AxMCPCatalogSnapshot } from '../client/catalog.js';
 import type { AxMCPClient } from '../client/client.js';
 import type { AxMCPClientEvent } from '../client/events.js';
 import type { AxMCPListening } from '../client/listening.js';
 import type { AxMCPTask } from '../client/tasks/task.js';
 import type { AxEventIdentity, AxEventIngress, AxEventTrust } from '../events/envelope.js';
-import { AxEventClosedError, AxEventError, AxEventInputError, assertEventOptions } from '../events/errors.js';
+import {
+  AxEventClosedError,
+  AxEventConfigError,
+  AxEventError,
+  AxEventInputError,
+  assertEventOptions,
+} from '../events/errors.js';
 import type {
   AxEventPublisher,
   AxEventSource,
@@ -26,7 +33,12 @@ import {
 } from '../options/check.js';
 import { AxMCPUnsupportedError } from '../protocol/errors.js';
 import { MCP_EVENT_TYPES, mcpSource, toIngress } from './normalize.js';
-import { type AxMCPResourceSubscriptionPolicy, policySubscribes, selectResources } from './policy.js';
+import {
+  type AxMCPResourceSubscriptionPolicy,
+  policySubscribes,
+  selectResources,
+  unlistedURIs,
+} from './policy.js';
 
 /** Options of {@link AxMCPEventSource}. */
 export interface AxMCPEventSourceOptions {
@@ -139,6 +151,8 @@ export class AxMCPEventSource implements AxEventSource {
   /** Notifications still queued when the source closed (reported by `close`). */
   #unpublished = 0;
 
+  /** Listed URIs already told of as unknown to the catalog. */
+  readonly #notedUnlisted = new Set<string>();
   /** The URIs the policy selected at the last reconcile (`undefined` before the first). */
   #selected: readonly string[] | undefined;
 
@@ -200,6 +214,7 @@ export class AxMCPEventSource implements AxEventSource {
     try {
       wanted = selectResources(this.#policy, catalog);
       this.#selected = wanted;
+      if (Array.isArray(this.#policy)) this.#noteUnlisted(wanted, catalog);
     } catch (error) {
       // A selector that throws keeps the last good selection.
       this.#publisher?.reportError(error);
@@ -259,6 +274,24 @@ export class AxMCPEventSource implements AxEventSource {
         new AggregateError(
           failures,
           `${failures.length} subscription change(s) failed; retried on the next change`,
+        ),
+      );
+    }
+  }
+
+  /**
+   * Tells, once per URI, of a listed URI the catalog does not account for: many servers accept a
+   * subscription to any URI, so a misspelt one was subscribed and its updates never came. It
+   * is still subscribed (the server may serve URIs it does not list).
+   */
+  #noteUnlisted(uris: readonly string[], catalog: AxMCPCatalogSnapshot): void {
+    for (const uri of unlistedURIs(uris, catalog)) {
+      if (this.#notedUnlisted.has(uri)) continue;
+      this.#notedUnlisted.add(uri);
+      this.#publisher?.reportError(
+        new AxEventConfigError(
+          `Source ${this.id}: resourceSubscriptions names ${uri}, which the ${this.client.namespace} server neither ` +
+            `lists nor could mean by one of its URI templates: it is subscribed, but its updates may never come`,
         ),
       );
     }

@@ -60,3 +60,23 @@ function selected(answer: unknown): boolean {
     `The resourceSubscriptions selector returned ${describeAnswer(answer)}, not true or false`,
   );
 }
+
+/**
+ * The `uris` the catalog does not account for: neither listed nor fitting one of its URI
+ * templates (any expression counts as a wildcard: matched, never expanded). A misspelt URI in
+ * a list policy is accepted by many servers, and its updates then never come.
+ */
+export function unlistedURIs(
+  uris: readonly string[],
+  catalog: Pick<AxMCPCatalogSnapshot, 'resources' | 'resourceTemplates'>,
+): string[] {
+  const listed = new Set(catalog.resources.map((resource) => resource.uri));
+  const templates = catalog.resourceTemplates.map((template) => templatePattern(template.uriTemplate));
+  return uris.filter((uri) => !listed.has(uri) && !templates.some((pattern) => pattern.test(uri)));
+}
+
+/** A URI template as a pattern: literal text, any expression a wildcard. */
+function templatePattern(template: string): RegExp {
+  const parts = template.split(/\{[^}]*\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${parts.join('.*')}$`);
+}
