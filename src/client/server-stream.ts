@@ -1,5 +1,10 @@
 import { linkAbort, whenAborted } from '../protocol/abort.js';
-import { AxMCPSessionExpiredError, AxMCPTransportError, AxMCPUnsupportedError } from '../protocol/errors.js';
+import {
+  AxMCPError,
+  AxMCPSessionExpiredError,
+  AxMCPTransportError,
+  AxMCPUnsupportedError,
+} from '../protocol/errors.js';
 import type { JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import type { AxMCPMessageContext } from '../transport/types.js';
 import type { Connection } from './connection.js';
@@ -54,7 +59,7 @@ export class ServerStream {
     });
     parts.taskWakers.onChange = () => {
       if (this.#connection.tasksNegotiated())
-        this.#stream?.update().catch((error) => this.#connection.report(error));
+        this.#stream?.update().catch((error) => isOwnAbort(error) || this.#connection.report(error));
     };
   }
 
@@ -177,7 +182,9 @@ export class ServerStream {
       const { signal: _ignored, ...shared } = options;
       // A stream held by subscriptions alone has no listener's onError: a stream refused for
       // ever (a 401, a gone endpoint) left the updates missing without a word.
-      if (!shared.onError) shared.onError = (error) => this.#connection.report(error);
+      // A stream the client itself stopped (replaced by a new filter, torn down by the server) is
+      // aborted by its own hand: not a failure to tell.
+      if (!shared.onError) shared.onError = (error) => isOwnAbort(error) || this.#connection.report(error);
       this.#stream = (this.#connection.wire as Wire).openNotifications(
         {
           connect: (signal) => this.#connection.init(signal),
@@ -295,4 +302,8 @@ function honouredURIs(honoured: ListenFilter): ReadonlySet<string> {
   let set = honouredSets.get(honoured);
   if (!set) honouredSets.set(honoured, (set = new Set(honoured.resourceSubscriptions ?? [])));
   return set;
+}
+
+function isOwnAbort(error: unknown): boolean {
+  return error instanceof AxMCPError && error.code === 'aborted';
 }
