@@ -34,6 +34,12 @@ describe('subscriptionNotes: what a watch asked for that the catalog does not sh
     expect(subscriptionNotes(watchPolicy(undefined, undefined), catalog)).toEqual([]);
   });
 
+  it('names a template given where a concrete URI belongs: templates are never expanded', () => {
+    expect(subscriptionNotes(['inventory://warehouse/{warehouseId}'], catalog)).toEqual([
+      'inventory://warehouse/{warehouseId} is a URI template: templates are never expanded, so no resource has that URI; give concrete URIs (or --select a glob)',
+    ]);
+  });
+
   it('takes template text literally around its expressions', () => {
     const dotted = {
       resources: [],

@@ -8,7 +8,7 @@ import type {
   AxMCPResourceSubscriptionPolicy,
 } from '../index.js';
 import { AxMCPEventSource, eventRoute, eventRuntime } from '../index.js';
-import { unlistedURIs } from '../mcp-events/policy.js';
+import { isTemplateLike, unlistedURIs } from '../mcp-events/policy.js';
 import { UsageError } from './connect.js';
 import { style } from './style.js';
 
@@ -55,9 +55,10 @@ export function subscriptionNotes(
   const listed = catalog.resources.length;
   if (policy === 'all' && listed === 0) return ['--subscribe all: the server lists no concrete resource'];
   if (Array.isArray(policy)) {
-    return unlistedURIs(policy, catalog).map(
-      (uri) =>
-        `${uri} is not among the ${listed} resource(s) the server lists and fits none of its templates: updates may never come`,
+    return unlistedURIs(policy, catalog).map((uri) =>
+      isTemplateLike(uri)
+        ? `${uri} is a URI template: templates are never expanded, so no resource has that URI; give concrete URIs (or --select a glob)`
+        : `${uri} is not among the ${listed} resource(s) the server lists and fits none of its templates: updates may never come`,
     );
   }
   if (typeof policy === 'object' && policy !== null && 'select' in policy) {

@@ -35,6 +35,7 @@ import { AxMCPUnsupportedError } from '../protocol/errors.js';
 import { MCP_EVENT_TYPES, mcpSource, toIngress } from './normalize.js';
 import {
   type AxMCPResourceSubscriptionPolicy,
+  isTemplateLike,
   policySubscribes,
   selectResources,
   unlistedURIs,
@@ -288,10 +289,12 @@ export class AxMCPEventSource implements AxEventSource {
     for (const uri of unlistedURIs(uris, catalog)) {
       if (this.#notedUnlisted.has(uri)) continue;
       this.#notedUnlisted.add(uri);
+      const why = isTemplateLike(uri)
+        ? 'a URI template: templates are never expanded, so no resource has that URI; list concrete URIs'
+        : `which the ${this.client.namespace} server neither lists nor could mean by one of its URI templates`;
       this.#publisher?.reportError(
         new AxEventConfigError(
-          `Source ${this.id}: resourceSubscriptions names ${uri}, which the ${this.client.namespace} server neither ` +
-            `lists nor could mean by one of its URI templates: it is subscribed, but its updates may never come`,
+          `Source ${this.id}: resourceSubscriptions names ${uri}, ${why}: it is subscribed, but its updates may never come`,
         ),
       );
     }

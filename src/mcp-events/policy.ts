@@ -63,8 +63,9 @@ function selected(answer: unknown): boolean {
 
 /**
  * The `uris` the catalog does not account for: neither listed nor fitting one of its URI
- * templates (any expression counts as a wildcard: matched, never expanded). A misspelt URI in
- * a list policy is accepted by many servers, and its updates then never come.
+ * templates (any expression counts as a wildcard: matched, never expanded), and any URI that is
+ * itself a template (`…/{id}`: never expanded, so nothing has that URI). A misspelt URI in a
+ * list policy is accepted by many servers, and its updates then never come.
  */
 export function unlistedURIs(
   uris: readonly string[],
@@ -72,7 +73,14 @@ export function unlistedURIs(
 ): string[] {
   const listed = new Set(catalog.resources.map((resource) => resource.uri));
   const templates = catalog.resourceTemplates.map((template) => templatePattern(template.uriTemplate));
-  return uris.filter((uri) => !listed.has(uri) && !templates.some((pattern) => pattern.test(uri)));
+  return uris.filter(
+    (uri) => !listed.has(uri) && (isTemplateLike(uri) || !templates.some((pattern) => pattern.test(uri))),
+  );
+}
+
+/** A URI with a `{…}` expression in it: a template given where a concrete URI belongs. */
+export function isTemplateLike(uri: string): boolean {
+  return /\{[^}]*\}/.test(uri);
 }
 
 /** A URI template as a pattern: literal text, any expression a wildcard. */
