@@ -125,7 +125,7 @@ describe.skipIf(!CLI_BUILT)('the ax-mcp CLI', () => {
     }
   });
 
-  it('watch notes a URI the server neither lists nor could mean by a template, instead of watching it in silence', async () => {
+  it('watch says when a subscribed URI is one the server neither lists nor could mean by a template', async () => {
     const watching = running([
       'watch',
       url,
@@ -134,9 +134,9 @@ describe.skipIf(!CLI_BUILT)('the ax-mcp CLI', () => {
       'inventory://warehous/berlin',
     ]);
     try {
-      await eventually(() => watching.output().includes('note:'), 15_000, 'the note');
+      await eventually(() => watching.output().includes('warehous/berlin,'), 15_000, 'the report');
       expect(watching.output()).toContain(
-        'note: inventory://warehous/berlin is not among the 3 resource(s) the server lists and fits none of its templates',
+        'resourceSubscriptions names inventory://warehous/berlin, which the cli server neither lists nor could mean by one of its URI templates',
       );
     } finally {
       await watching.stop();

@@ -8,7 +8,6 @@ import type {
   AxMCPResourceSubscriptionPolicy,
 } from '../index.js';
 import { AxMCPEventSource, eventRoute, eventRuntime } from '../index.js';
-import { isTemplateLike, unlistedURIs } from '../mcp-events/policy.js';
 import { UsageError } from './connect.js';
 import { style } from './style.js';
 
@@ -45,8 +44,9 @@ function globToRegExp(glob: string): RegExp {
 }
 
 /**
- * What the policy asked for that the catalog does not show: a URI the server neither lists nor
- * could mean by one of its templates (any `{…}` counts as a wildcard), or a selection of none.
+ * What the policy selects that says nothing by itself: a glob that matches none of the listed
+ * resources, or `all` on a server that lists none. (A listed URI the catalog does not account
+ * for, or a template given as a URI, the source reports itself.)
  */
 export function subscriptionNotes(
   policy: AxMCPResourceSubscriptionPolicy,
@@ -54,13 +54,6 @@ export function subscriptionNotes(
 ): string[] {
   const listed = catalog.resources.length;
   if (policy === 'all' && listed === 0) return ['--subscribe all: the server lists no concrete resource'];
-  if (Array.isArray(policy)) {
-    return unlistedURIs(policy, catalog).map((uri) =>
-      isTemplateLike(uri)
-        ? `${uri} is a URI template: templates are never expanded, so no resource has that URI; give concrete URIs (or --select a glob)`
-        : `${uri} is not among the ${listed} resource(s) the server lists and fits none of its templates: updates may never come`,
-    );
-  }
   if (typeof policy === 'object' && policy !== null && 'select' in policy) {
     const chosen = catalog.resources.filter((resource) =>
       policy.select(resource, catalog as AxMCPCatalogSnapshot),

@@ -40,6 +40,19 @@ describe('SubscriptionOwners', () => {
     expect(owners.uris()).toEqual([]);
   });
 
+  it('refuses a URI template, which no resource has: nothing reaches the wire', () => {
+    const { wire, log } = fakeWire();
+    const owners = new SubscriptionOwners(wire);
+    expect(() => owners.acquire('inventory://warehouse/{warehouseId}', 'a')).toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message: expect.stringContaining('is a URI template'),
+      }),
+    );
+    expect(log).toEqual([]);
+    expect(owners.uris()).toEqual([]);
+  });
+
   it('keeps ownership unchanged when the wire call fails', async () => {
     let fail = true;
     const { wire } = fakeWire(() => fail);

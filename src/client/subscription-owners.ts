@@ -29,6 +29,13 @@ export class SubscriptionOwners {
   /** Adds `owner` to `uri`; subscribes on the wire when it is the first. */
   acquire(uri: string, owner: string): Promise<void> {
     checkArguments(uri, owner);
+    // Many servers accept any URI: a template subscribed literally gets no update, ever.
+    if (/\{[^}]*\}/.test(uri)) {
+      throw new AxMCPError(
+        'invalid_argument',
+        `${uri.slice(0, 200)} is a URI template: templates are never expanded, so no resource has that URI; subscribe to a concrete URI`,
+      );
+    }
     return this.#serialize(uri, async () => {
       const owners = this.#owners.get(uri);
       if (owners?.has(owner)) return;

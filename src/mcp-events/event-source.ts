@@ -214,8 +214,12 @@ export class AxMCPEventSource implements AxEventSource {
     let wanted: string[];
     try {
       wanted = selectResources(this.#policy, catalog);
+      if (Array.isArray(this.#policy)) {
+        this.#noteUnlisted(wanted, catalog);
+        // The client refuses a template: it is told of once above, not retried on every change.
+        wanted = wanted.filter((uri) => !isTemplateLike(uri));
+      }
       this.#selected = wanted;
-      if (Array.isArray(this.#policy)) this.#noteUnlisted(wanted, catalog);
     } catch (error) {
       // A selector that throws keeps the last good selection.
       this.#publisher?.reportError(error);
@@ -283,19 +287,17 @@ export class AxMCPEventSource implements AxEventSource {
   /**
    * Tells, once per URI, of a listed URI the catalog does not account for: many servers accept a
    * subscription to any URI, so a misspelt one was subscribed and its updates never came. It
-   * is still subscribed (the server may serve URIs it does not list).
+   * is still subscribed (the server may serve URIs it does not list); a template is not.
    */
   #noteUnlisted(uris: readonly string[], catalog: AxMCPCatalogSnapshot): void {
     for (const uri of unlistedURIs(uris, catalog)) {
       if (this.#notedUnlisted.has(uri)) continue;
       this.#notedUnlisted.add(uri);
       const why = isTemplateLike(uri)
-        ? 'a URI template: templates are never expanded, so no resource has that URI; list concrete URIs'
-        : `which the ${this.client.namespace} server neither lists nor could mean by one of its URI templates`;
+        ? 'a URI template: templates are never expanded, so no resource has that URI; it is not subscribed (list concrete URIs)'
+        : `which the ${this.client.namespace} server neither lists nor could mean by one of its URI templates: it is subscribed, but its updates may never come`;
       this.#publisher?.reportError(
-        new AxEventConfigError(
-          `Source ${this.id}: resourceSubscriptions names ${uri}, ${why}: it is subscribed, but its updates may never come`,
-        ),
+        new AxEventConfigError(`Source ${this.id}: resourceSubscriptions names ${uri}, ${why}`),
       );
     }
   }
