@@ -86,6 +86,23 @@ describe('AxMCPClient against the official v2 server SDK (sessionful 2025-11-25)
     expect(failed.isError).toBe(true);
   });
 
+  it('refuses prompt arguments the prompt does not declare, or that are not strings, before sending', async () => {
+    // The SDK server drops an undeclared argument without a word: `stlye` changed nothing, said nothing.
+    await expect(client.getPrompt('greeting', { name: 'Ada', stlye: 'formal' })).rejects.toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message:
+          '"stlye" is not an argument of prompt "greeting" (it takes name, style): did you mean style?',
+      }),
+    );
+    await expect(client.getPrompt('greeting', { name: 7 } as never)).rejects.toMatchObject({
+      code: 'invalid_argument',
+    });
+    await expect(client.getPrompt('greeting', { style: 'formal' })).rejects.toThrow(
+      'Prompt "greeting" needs the argument "name"',
+    );
+  });
+
   it('gets prompts, reads text and blob resources, and completes', async () => {
     const prompt = await client.getPrompt('greeting', { name: 'Ada', style: 'formal' });
     expect(prompt.messages[0]?.content).toMatchObject({ type: 'text', text: 'Say hello to Ada (formal).' });

@@ -89,7 +89,7 @@ export function clientRooms(
     inbound,
     toolCalls,
     draftTasks: new DraftTaskMethods(connection, toolCalls),
-    reads: new Reads(connection, readCache),
+    reads: new Reads(connection, readCache, catalog),
     taskWakers,
   };
 }
