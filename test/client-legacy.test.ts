@@ -86,6 +86,21 @@ describe('AxMCPClient against the official v2 server SDK (sessionful 2025-11-25)
     expect(failed.isError).toBe(true);
   });
 
+  it('refuses a tool argument that looks like a misspelt declared one, before sending; other extra keys pass', async () => {
+    const calls = () => server.stats.methods.get('tools/call') ?? 0;
+    const before = calls();
+    // The SDK server strips an undeclared key: `mesage` would have been dropped without a word.
+    await expect(client.callTool('echo', { mesage: 'hi' })).rejects.toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message: '"mesage" is not an argument of tool "echo" (it takes message): did you mean message?',
+      }),
+    );
+    expect(calls()).toBe(before);
+    const passed = await client.callTool('echo', { message: 'hi', traceTag: 'x' });
+    expect(passed.content).toEqual([{ type: 'text', text: 'hi' }]);
+  });
+
   it('refuses prompt arguments the prompt does not declare, or that are not strings, before sending', async () => {
     // The SDK server drops an undeclared argument without a word: `stlye` changed nothing, said nothing.
     await expect(client.getPrompt('greeting', { name: 'Ada', stlye: 'formal' })).rejects.toThrow(

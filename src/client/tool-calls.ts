@@ -15,6 +15,7 @@ import { type AxMCPCallOptions, callOptions } from './in-flight.js';
 import { checkToolOutput } from './output-schema.js';
 import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
 import type { AxMCPTask, AxMCPToolCallOutcome, TaskWakers } from './tasks/task.js';
+import { assertToolArguments } from './tool-arguments.js';
 import type { Wire } from './wire.js';
 
 /** How long an abandoned task-augmented `tools/call` may still take to tell which task it created (to cancel it). */
@@ -91,6 +92,7 @@ export class ToolCalls {
     const connection = this.#connection;
     const wire = await connection.wireReady(options.signal);
     const tool = await this.#findTool(name);
+    assertToolArguments(tool, args, connection.where());
     const authorize = connection.options.authorizeToolCall;
     if (authorize) {
       // A frozen copy: the guard sees what the catalog says and cannot change what is sent.

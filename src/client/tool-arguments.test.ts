@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import type { AxMCPTool } from '../protocol/messages.js';
+import { assertToolArguments } from './tool-arguments.js';
+
+const tool = (inputSchema: Record<string, unknown>): AxMCPTool =>
+  ({ name: 'restock', inputSchema: { type: 'object', ...inputSchema } }) as AxMCPTool;
+const props = { properties: { sku: { type: 'string' }, quantity: { type: 'number' } } };
+const check = (t: AxMCPTool, args: unknown) => () => assertToolArguments(t, args, {});
+
+describe('assertToolArguments', () => {
+  it('refuses a near miss of a declared property, unless the schema takes other keys on purpose', () => {
+    expect(check(tool(props), { sku: 'a', quantity: 1 })).not.toThrow();
+    expect(check(tool(props), { sku: 'a', quantiy: 1 })).toThrow(/did you mean quantity\?/);
+    expect(check(tool(props), { sku: 'a', warehouse: 'berlin' })).not.toThrow();
+    expect(check(tool({ ...props, additionalProperties: true }), { sku: 'a', quantiy: 1 })).not.toThrow();
+    expect(check(tool({ ...props, additionalProperties: {} }), { sku: 'a', quantiy: 1 })).not.toThrow();
+    // Both spellings given: the near miss is another key, not a typo of the one present.
+    expect(check(tool(props), { quantity: 1, quantiy: 1 })).not.toThrow();
+  });
+
+  it('refuses any undeclared key of a closed schema, and arguments that are not an object', () => {
+    expect(check(tool({ ...props, additionalProperties: false }), { warehouse: 'berlin' })).toThrow(
+      '"warehouse" is not an argument of tool "restock" (it takes sku, quantity)',
+    );
+    expect(check(tool(props), ['a'])).toThrow(/are an object/);
+    expect(check(tool({}), { anything: 1 })).not.toThrow();
+  });
+});
