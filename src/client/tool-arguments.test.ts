@@ -14,6 +14,9 @@ describe('assertToolArguments', () => {
     expect(check(tool(props), { sku: 'a', warehouse: 'berlin' })).not.toThrow();
     expect(check(tool({ ...props, additionalProperties: true }), { sku: 'a', quantiy: 1 })).not.toThrow();
     expect(check(tool({ ...props, additionalProperties: {} }), { sku: 'a', quantiy: 1 })).not.toThrow();
+    // Keys declared by pattern or in a branch: this check cannot tell, so it says nothing.
+    expect(check(tool({ ...props, patternProperties: { '^quantiy$': {} } }), { quantiy: 1 })).not.toThrow();
+    expect(check(tool({ ...props, anyOf: [{ properties: { quantiy: {} } }] }), { quantiy: 1 })).not.toThrow();
     // Both spellings given: the near miss is another key, not a typo of the one present.
     expect(check(tool(props), { quantity: 1, quantiy: 1 })).not.toThrow();
   });
