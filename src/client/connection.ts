@@ -71,10 +71,10 @@ export class Connection {
   closing = false;
   closed = false;
   /**
-   * Hands an error nobody awaits to the `onError` option; never throws. Without that option the
-   * first error of each kind is told once through `onWarning`: in silence, a subscription that
-   * failed to come back after a reconnect, a listener that throws or a malformed notification
-   * looked like a server that never wrote.
+   * Hands an error nobody awaits, attributed to this client, to the `onError` option; never
+   * throws. Without that option the first error of each kind is told once through `onWarning`:
+   * in silence, a subscription that failed to come back after a reconnect, a listener that
+   * throws or a malformed notification looked like a server that never wrote.
    */
   readonly report: (error: unknown) => void;
 
@@ -95,11 +95,13 @@ export class Connection {
     this.events = parts.events;
     this.requests = parts.requests;
     this.#logLevel = parts.options.logLevel;
-    this.report = new UnheardErrors(
+    const tell = new UnheardErrors(
       `client "${parts.namespace}" (${parts.transport.endpoint})`,
       'onError to AxMCPClient',
       (message) => this.warn(message),
     ).reporter(parts.options.onError);
+    // Attributed here, once, whichever room reports: the caller learns which client and endpoint.
+    this.report = (error) => tell(error instanceof AxMCPError ? error.attribute(this.where()) : error);
   }
 
   /** Set once by the facade, before the first `init`: the rooms exist only after the connection. */

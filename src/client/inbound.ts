@@ -1,4 +1,3 @@
-import { AxMCPError } from '../protocol/errors.js';
 import type { JSONRPCId, JSONRPCNotification, JSONRPCRequest } from '../protocol/jsonrpc.js';
 import { parseLoggingMessage, parseProgress, parseResourceUpdated } from '../protocol/messages.js';
 import type { AxMCPMessageContext } from '../transport/types.js';
@@ -80,8 +79,7 @@ export class Inbound {
         if ('id' in message) this.#answer(message);
         else this.#notified(message, inbox[i + 1] as AxMCPMessageContext);
       } catch (error) {
-        const connection = this.#connection;
-        connection.report(error instanceof AxMCPError ? error.attribute(connection.where()) : error);
+        this.#connection.report(error);
       }
     }
   }
@@ -171,8 +169,7 @@ export class Inbound {
         (error) => {
           // The server hears only that the client failed; why, the caller hears: a handler that
           // threw or answered what cannot be sent. A request refused as malformed is the server's.
-          if (!(error instanceof ServerRequestError) && !controller.signal.aborted)
-            connection.report(error instanceof AxMCPError ? error.attribute(connection.where()) : error);
+          if (!(error instanceof ServerRequestError) && !controller.signal.aborted) connection.report(error);
           return answerFor(request, { error });
         },
       )
