@@ -1,5 +1,3 @@
-import { nearest } from '../options/check.js';
-import { AxMCPError } from '../protocol/errors.js';
 import {
   type AxMCPCompleteResult,
   type AxMCPGetPromptResult,
@@ -12,6 +10,7 @@ import {
   parseGetPromptResult,
   parseReadResourceResult,
 } from '../protocol/messages.js';
+import { assertPromptArguments } from './call-arguments.js';
 import { type AxMCPListKind, type Catalog, LIST_METHODS } from './catalog.js';
 import type { Connection } from './connection.js';
 import { type AxMCPCallOptions, callOptions } from './in-flight.js';
@@ -81,7 +80,7 @@ export class Reads {
     options: AxMCPCallOptions,
   ): Promise<AxMCPGetPromptResult> {
     await this.#connection.init(options.signal);
-    await this.#checkPromptArguments(name, args);
+    assertPromptArguments(name, await this.#listedPrompt(name), args, this.#connection.where());
     return parseGetPromptResult(
       await this.#connection.send({
         method: 'prompts/get',
@@ -92,49 +91,17 @@ export class Reads {
     );
   }
 
-  /**
-   * A prompt's arguments against the protocol (strings only) and, when the catalog lists the
-   * prompt, against what it declares. Servers drop an argument they do not declare without a
-   * word, so a misspelt optional one (`tone` as `tnoe`) changed nothing and said nothing.
-   */
-  async #checkPromptArguments(name: string, args: Record<string, string>): Promise<void> {
-    const where = this.#connection.where();
-    const refuse = (message: string) => new AxMCPError('invalid_argument', message, where);
-    if (typeof args !== 'object' || args === null || Array.isArray(args))
-      throw refuse(`The arguments of prompt "${name}" are an object of strings`);
-    for (const [key, value] of Object.entries(args)) {
-      if (typeof value !== 'string')
-        throw refuse(
-          `Argument "${key}" of prompt "${name}" is a string (the protocol carries prompt arguments as strings)`,
-        );
-    }
+  /** The prompt as the catalog lists it (the list loaded once for this); `undefined` when it cannot say. */
+  async #listedPrompt(name: string): Promise<AxMCPPrompt | undefined> {
     const catalog = this.#catalog;
-    if (!catalog.offers('prompts')) return;
-    if (!catalog.isLoaded('prompts')) {
-      // The check needs the list; a list that fails to load leaves the arguments to the server.
-      if (
-        !(await catalog.load(['prompts']).then(
-          () => true,
-          () => false,
-        ))
-      )
-        return;
+    if (!catalog.offers('prompts')) return undefined;
+    try {
+      if (!catalog.isLoaded('prompts')) await catalog.load(['prompts']);
+    } catch {
+      // A list that fails to load leaves the arguments to the server.
+      return undefined;
     }
-    const prompt = (catalog.items('prompts') as AxMCPPrompt[]).find((candidate) => candidate.name === name);
-    if (!prompt) return;
-    const declared = (prompt.arguments ?? []).map((argument) => argument.name);
-    for (const key of Object.keys(args)) {
-      if (declared.includes(key)) continue;
-      const meant = nearest(key, declared);
-      const takes = declared.length > 0 ? `it takes ${declared.join(', ')}` : 'it takes no arguments';
-      throw refuse(
-        `"${key}" is not an argument of prompt "${name}" (${takes})${meant ? `: did you mean ${meant}?` : ''}`,
-      );
-    }
-    for (const argument of prompt.arguments ?? []) {
-      if (argument.required && args[argument.name] === undefined)
-        throw refuse(`Prompt "${name}" needs the argument "${argument.name}"`);
-    }
+    return (catalog.items('prompts') as AxMCPPrompt[]).find((candidate) => candidate.name === name);
   }
 
   async resource(uri: string, options: AxMCPCallOptions): Promise<AxMCPReadResourceResult> {

@@ -8,6 +8,7 @@ import {
 } from '../protocol/errors.js';
 import { deepFreeze } from '../protocol/json.js';
 import type { AxMCPCallToolResult, AxMCPTool } from '../protocol/messages.js';
+import { assertToolArguments } from './call-arguments.js';
 import type { CallSlots } from './call-slots.js';
 import type { Catalog } from './catalog.js';
 import type { Connection } from './connection.js';
@@ -15,7 +16,6 @@ import { type AxMCPCallOptions, callOptions } from './in-flight.js';
 import { checkToolOutput } from './output-schema.js';
 import type { AxMCPTaskWaitOptions } from './tasks/protocol.js';
 import type { AxMCPTask, AxMCPToolCallOutcome, TaskWakers } from './tasks/task.js';
-import { assertToolArguments } from './tool-arguments.js';
 import type { Wire } from './wire.js';
 
 /** How long an abandoned task-augmented `tools/call` may still take to tell which task it created (to cancel it). */

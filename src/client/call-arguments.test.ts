@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AxMCPTool } from '../protocol/messages.js';
-import { assertToolArguments } from './tool-arguments.js';
+import { assertPromptArguments, assertToolArguments } from './call-arguments.js';
 
 const tool = (inputSchema: Record<string, unknown>): AxMCPTool =>
   ({ name: 'restock', inputSchema: { type: 'object', ...inputSchema } }) as AxMCPTool;
@@ -27,5 +27,30 @@ describe('assertToolArguments', () => {
     );
     expect(check(tool(props), ['a'])).toThrow(/are an object/);
     expect(check(tool({}), { anything: 1 })).not.toThrow();
+  });
+});
+
+describe('assertPromptArguments', () => {
+  const prompt = {
+    name: 'greeting',
+    arguments: [{ name: 'name', required: true }, { name: 'style' }],
+  };
+  const check =
+    (args: unknown, listed: typeof prompt | 'unlisted' = prompt) =>
+    () =>
+      assertPromptArguments('greeting', listed === 'unlisted' ? undefined : listed, args, {});
+
+  it('takes the declared strings; refuses other names, other types and a missing required one', () => {
+    expect(check({ name: 'Ada', style: 'formal' })).not.toThrow();
+    expect(check({ name: 'Ada', stlye: 'formal' })).toThrow(
+      '"stlye" is not an argument of prompt "greeting" (it takes name, style): did you mean style?',
+    );
+    expect(check({ name: 7 })).toThrow(/is a string/);
+    expect(check({ style: 'formal' })).toThrow('Prompt "greeting" needs the argument "name"');
+  });
+
+  it('leaves names to the server when the catalog does not list the prompt, but not types', () => {
+    expect(check({ anything: 'x' }, 'unlisted')).not.toThrow();
+    expect(check({ anything: 1 }, 'unlisted')).toThrow(/is a string/);
   });
 });
