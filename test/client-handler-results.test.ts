@@ -64,7 +64,7 @@ describe('handler results on 2025-11-25 (server-everything)', () => {
       await eventually(() => errors.some((e) => e instanceof AxMCPHandlerResultError), 10_000, 'the report');
       const error = errors.find((e) => e instanceof AxMCPHandlerResultError) as AxMCPHandlerResultError;
       expect(error.method).toBe('roots/list');
-      expect(error.message).toContain('[0].url is not an option (did you mean uri?)');
+      expect(error.message).toContain('[0].url is not a field (did you mean uri?)');
     } finally {
       await client.close();
     }
@@ -107,7 +107,7 @@ describe('static roots', () => {
       httpClient('http://127.0.0.1:9/mcp', { roots: roots as never, era: 'legacy' });
     expect(made([{ uri: 'https://example.com' }])).toThrow(AxMCPInvalidOptionsError);
     expect(made([{ uri: 'file:///work', nmae: 'work' }])).toThrow(
-      /nmae is not an option \(did you mean name\?\)/,
+      /nmae is not a field \(did you mean name\?\)/,
     );
     expect(made([{ uri: 'file:///work', name: 'work', vendorExtension: 1 }])).not.toThrow();
   });

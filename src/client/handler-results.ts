@@ -34,7 +34,7 @@ const CONTENT_BLOCK = instance(
     typeof (value as { type?: unknown }).type === 'string',
 );
 
-const OPEN = { open: 'misspellings-refused' } as const;
+const OPEN = { open: 'misspellings-refused', keyNoun: 'field' } as const;
 
 /** One root: the specification says its `uri` MUST be a `file://` URI. */
 export const ROOT = object(

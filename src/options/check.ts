@@ -250,6 +250,8 @@ export interface ObjectShapeOptions {
    * `stopReson` would otherwise pass for an extension).
    */
   open?: boolean | 'misspellings-refused';
+  /** What a key of this object is called in messages (default `option`; `field` for a result). */
+  keyNoun?: string;
 }
 
 export type Keys = Readonly<Record<string, Shape>>;
@@ -270,7 +272,7 @@ export function object(keys: Keys, options: ObjectShapeOptions = {}): Shape & { 
           continue;
         const issue: AxOptionsIssue = {
           path: join(path, key),
-          expected: 'no such option',
+          expected: `no such ${options.keyNoun ?? 'option'}`,
           received: kindOf(record[key]),
         };
         if (suggestion !== undefined) issue.suggestion = suggestion;
@@ -319,7 +321,9 @@ export function findOptionsProblem(
 export function describeIssues(issues: readonly AxOptionsIssue[]): string {
   const words = issues.slice(0, 5).map((issue) => {
     const hint = issue.suggestion === undefined ? '' : ` (did you mean ${issue.suggestion}?)`;
-    if (issue.expected === 'no such option') return `${issue.path} is not an option${hint}`;
+    const unknown = /^no such (\w+)$/.exec(issue.expected);
+    if (unknown)
+      return `${issue.path} is not ${/^[aeiou]/.test(unknown[1] as string) ? 'an' : 'a'} ${unknown[1]}${hint}`;
     return `${issue.path}: expected ${issue.expected}, got ${issue.received}${hint}`;
   });
   if (issues.length > 5) words.push(`and ${issues.length - 5} more`);
