@@ -58,6 +58,8 @@ await codeOf('loopback not allowed', () =>
   new AxMCPClient(new AxMCPStreamableHTTPTransport(endpoint), { namespace: 'x' }).ping(),
 );
 await codeOf('unknown tool', () => client.callTool('no_such_tool'));
+await codeOf('misspelt argument', () => client.callTool('get_stock', { skuu: 'widget-a' }));
+await codeOf('template subscribed', () => client.subscribeResource('inventory://warehouse/{warehouseId}'));
 await codeOf('unknown resource', () => client.readResource('inventory://warehouse/mars'));
 await codeOf('deadline', () => client.readResource('inventory://warehouse/berlin', { timeoutMs: 1 }));
 await codeOf('aborted', () =>
