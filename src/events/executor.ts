@@ -24,7 +24,7 @@ import {
   validateInput,
 } from './input.js';
 import { assertPlainJson, cloneJson, toPersistableJson } from './json.js';
-import { abortCode, LeaseKeeper } from './lease.js';
+import { abortCode, Heartbeats, LeaseKeeper } from './lease.js';
 import { eventPath, resolveKeyPath } from './path.js';
 import type { AxEventRetryPolicy } from './retry.js';
 import type { AxEventRouteDefinition } from './route.js';
@@ -97,8 +97,16 @@ export class Executor {
    * `running` durably; what that mark would have written goes with its next transition.
    */
   readonly #unwrittenStarts = new WeakMap<AxEventDelivery, Omit<Tx, 'status'>>();
+  readonly #heartbeats: Heartbeats;
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  constructor(private readonly deps: ExecutorDeps) {
+    this.#heartbeats = new Heartbeats(deps.store, deps.clock, deps.leaseMs);
+  }
+
+  /** Nothing runs any more: the heartbeat loop's timer goes too. */
+  close(): void {
+    this.#heartbeats.close();
+  }
 
   /**
    * Run a claim to completion; `register` lets the runtime abort it (cancel, close). With
@@ -117,11 +125,9 @@ export class Executor {
   ): Promise<void> {
     const d = claim.delivery;
     const lease = new LeaseKeeper(
-      this.deps.store,
-      this.deps.clock,
+      this.#heartbeats,
       d.id,
       d.fencingToken,
-      this.deps.leaseMs,
       (e) => this.deps.onError(e, d.id),
       d.leaseUntil,
     );

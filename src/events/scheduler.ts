@@ -200,6 +200,7 @@ export class DeliveryScheduler {
     await this.#pruning;
     await this.#writtenBehind();
     this.#stop.abort(new AxEventClosedError());
+    this.#deps.executor.close();
     this.#progress.ring();
   }
 
