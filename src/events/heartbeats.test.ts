@@ -90,7 +90,7 @@ describe('the leases of running deliveries', () => {
     await settle();
     const lost = signals.filter((s) => s.aborted);
     expect(lost).toHaveLength(1);
-    expect((lost[0]?.reason as { code?: string }).code).toBe('lease_lost');
+    expect(lost[0]?.reason).toMatchObject({ code: 'lease_lost' });
     // The failed heartbeat is reported, and that lease beats again a third of a lease later.
     expect(onError).toHaveBeenCalledWith(
       expect.objectContaining({ message: 'database down' }),
