@@ -205,6 +205,11 @@ export const routes = [
     const flag = await run(['inspect', url, '--jsno']);
     expect(flag.code).toBe(2);
     expect(flag.stderr.split('\n')[0]).toBe('ax-mcp: inspect: unknown flag --jsno (did you mean --json?)');
+    const negative = await run(['inspect', url, '--timeout', '-3']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr.split('\n')[0]).toBe(
+      'ax-mcp: inspect: --timeout needs a value: "-3" reads as a flag; for a value starting with "-", write --timeout=-3',
+    );
     const command = await run(['inspct', url]);
     expect(command.code).toBe(2);
     expect(command.stderr.split('\n')[0]).toBe('ax-mcp: unknown command "inspct" (did you mean inspect?)');

@@ -18,14 +18,30 @@ export function parseFlags(name: string, flags: Flags, argv: string[]) {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options, strict: true });
     return { values: values as Record<string, unknown>, positionals, vector };
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    const flag = /'(-{1,2}[^']+)'/.exec((error as Error).message)?.[1];
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
-      const near = nearest(flag.replace(/^-+/, '').split('=')[0] ?? '', Object.keys(options));
-      throw new UsageError(`${name}: unknown flag ${flag}${near ? ` (did you mean --${near}?)` : ''}`);
-    }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag)
-      throw new UsageError(`${name}: ${flag} needs a value`);
-    throw new UsageError(`${name}: ${(error as Error).message.split('\n')[0]}`);
+    throw new UsageError(`${name}: ${flagParseProblem(error, Object.keys(options), args)}`);
   }
+}
+
+/**
+ * A `node:util` parse error in the CLI's words: the nearest flag for a misspelled one, and for a
+ * flag whose value starts with "-" (`--lease-ms -5`, which Node takes for another flag) the way
+ * to give it (`--lease-ms=-5`) rather than a bare "needs a value".
+ */
+export function flagParseProblem(error: unknown, names: readonly string[], argv: readonly string[]): string {
+  const code = (error as { code?: string }).code;
+  const message = (error as Error).message;
+  const flag = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
+    const near = nearest(flag.replace(/^-+/, '').split('=')[0] ?? '', names);
+    return `unknown flag ${flag}${near ? ` (did you mean --${near}?)` : ''}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag) {
+    const at = argv.indexOf(flag);
+    const next = at < 0 ? undefined : argv[at + 1];
+    // A value, not a flag: "-5", "-", "-.5" (a flag is a dash and a letter).
+    if (next !== undefined && /^-(?![-a-z])/i.test(next))
+      return `${flag} needs a value: "${next}" reads as a flag; for a value starting with "-", write ${flag}=${next}`;
+    return `${flag} needs a value`;
+  }
+  return message.split('\n')[0] ?? message;
 }

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { AxPostgresEventStore } from '../node/postgres/event-store.js';
 import { AxPostgresEventWorker } from '../node/postgres/event-store-worker.js';
 import { nearest } from '../options/check.js';
+import { flagParseProblem } from './flags.js';
 import { type AxWorkerModule, loadRuntimeModule, RuntimeModuleError } from './runtime-module.js';
 import { causeOf, redactUrl, WORKER_LOG_FORMATS, WorkerLog, type WorkerLogFormat } from './worker-log.js';
 
@@ -85,19 +86,6 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** Node's parse errors in the CLI's words, with the nearest flag for a misspelled one. */
-function parseError(error: unknown): string {
-  const code = (error as { code?: string }).code;
-  const message = (error as Error).message;
-  const flag = /'(-{1,2}[^']+)'/.exec(message)?.[1];
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) {
-    const near = nearest(flag.replace(/^-+/, '').split('=')[0] ?? '', Object.keys(FLAGS));
-    return `unknown flag ${flag}${near ? ` (did you mean --${near}?)` : ''}`;
-  }
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag) return `${flag} needs a value`;
-  return message.split('\n')[0] ?? message;
-}
-
 function logFormat(value: string | undefined): WorkerLogFormat {
   if (value === undefined) return 'text';
   if ((WORKER_LOG_FORMATS as readonly string[]).includes(value)) return value as WorkerLogFormat;
@@ -142,7 +130,7 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
   try {
     ({ values } = parseArgs({ args: argv, allowPositionals: false, options: FLAGS }));
   } catch (error) {
-    err(`ax-mcp worker: ${parseError(error)}\n\n${WORKER_HELP}`);
+    err(`ax-mcp worker: ${flagParseProblem(error, Object.keys(FLAGS), argv)}\n\n${WORKER_HELP}`);
     return 2;
   }
   if (values.help) {

@@ -87,6 +87,9 @@ describe('ax-mcp worker: arguments', () => {
       ['--store', 'postgres://db/x', '--module', 'x.js', '--concurrency', '0'],
       /--concurrency must be a positive/,
     ],
+    // Node reads "-5" as a flag: the message says so and how to give such a value.
+    [['--lease-ms', '-5'], /--lease-ms needs a value: "-5" reads as a flag; .* write --lease-ms=-5/],
+    [['--lease-ms=-5', '--store', 'postgres://db/x', '--module', 'x.js'], /--lease-ms must be a positive/],
   ])('%j is a usage error (exit 2, with the help)', async (argv, message) => {
     const { lines, io } = capture();
     const previous = process.env.AX_MCP_STORE;
