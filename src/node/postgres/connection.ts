@@ -7,7 +7,8 @@
  */
 
 import type pg from 'pg';
-import { type AxOptionsIssue, instance, type Keys, number, string } from '../../options/check.js';
+import { type AxOptionsIssue, instance, type Keys, number } from '../../options/check.js';
+import { CONNECTION_STRING } from './connection-string.js';
 
 /** A PostgreSQL schema name the stores accept: lower-case letters, digits, `_`; not `pg_…`. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
@@ -40,7 +41,7 @@ export const POSTGRES_CONNECTION_KEYS: Keys = {
     const pool = value as Record<string, unknown>;
     return typeof pool.query === 'function' && typeof pool.connect === 'function';
   }),
-  connectionString: string({ nonEmpty: true }),
+  connectionString: CONNECTION_STRING,
   schema: instance(
     'a schema name: 1 to 40 lower-case letters, digits or "_", not starting with a digit or "pg_"',
     (value) => schemaNameProblem(value) === null,
