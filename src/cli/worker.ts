@@ -13,6 +13,7 @@
  */
 
 import { parseArgs } from 'node:util';
+import { connectionStringProblem } from '../node/postgres/connection-string.js';
 import { AxPostgresEventStore } from '../node/postgres/event-store.js';
 import { AxPostgresEventWorker } from '../node/postgres/event-store-worker.js';
 import { nearest } from '../options/check.js';
@@ -169,6 +170,9 @@ export async function runWorker(argv: string[], io: AxWorkerIO = {}): Promise<nu
     const url = (values.store as string | undefined) ?? process.env.AX_MCP_STORE;
     if (!url) throw new WorkerUsageError('--store (or AX_MCP_STORE) is required');
     if (!/^postgres(ql)?:\/\//.test(url)) throw new WorkerUsageError('--store must be a postgres:// URL');
+    const storeProblem = connectionStringProblem(url);
+    if (storeProblem)
+      throw new WorkerUsageError(`--store must be a postgres:// URL, not ${storeProblem.received}`);
     const modulePath = values.module as string | undefined;
     if (!modulePath) throw new WorkerUsageError('--module is required');
     const concurrencyFlag = integer(values.concurrency as string | undefined, '--concurrency', undefined);

@@ -82,6 +82,10 @@ describe('ax-mcp worker: arguments', () => {
     ],
     [['--module', 'x.js'], /--store \(or AX_MCP_STORE\) is required/],
     [['--store', 'mysql://db/x', '--module', 'x.js'], /--store must be a postgres:\/\/ URL/],
+    [
+      ['--store', 'postgres://db/x?sslmode=requir', '--module', 'x.js'],
+      /--store must be a postgres:\/\/ URL, not sslmode 'requir' \(did you mean require\?\)/,
+    ],
     [['--store', 'postgres://db/x'], /--module is required/],
     [
       ['--store', 'postgres://db/x', '--module', 'x.js', '--concurrency', '0'],
