@@ -129,3 +129,43 @@ describe('the leases of running deliveries', () => {
     await runtime.close();
   });
 });
+
+describe("a run's abort signal", () => {
+  it('read after the run was cancelled, is already aborted with the reason; a spread context keeps it', async () => {
+    const seen: { late?: AbortSignal; spread?: AbortSignal } = {};
+    let cancelled!: () => void;
+    const wasCancelled = new Promise<void>((resolve) => {
+      cancelled = resolve;
+    });
+    const target = eventTarget('t')
+      .invoke(async (_input, context) => {
+        await wasCancelled;
+        seen.late = context.abortSignal;
+        seen.spread = { ...context }.abortSignal;
+      })
+      .build();
+    const store = new AxMemoryEventStore();
+    // The runtime aborts the run right after the store has recorded the cancel: the target
+    // reads its signal only after that.
+    const cancel = store.cancel.bind(store);
+    store.cancel = async (input) => {
+      const run = await cancel(input);
+      setTimeout(cancelled, 0);
+      return run;
+    };
+    const runtime = eventRuntime({
+      routes: [eventRoute('r').types('job').instanceKey(eventPath.data('k')).wake(target).build()],
+      store,
+      scheduling: 'host',
+    });
+    await runtime.start();
+    const id = (await runtime.publish(ingress('a'))).deliveryIds[0] as string;
+    const ran = runtime.runDue();
+    await vi.waitFor(async () => expect((await runtime.getRun(id))?.status).toBe('running'));
+    await Promise.all([ran, runtime.cancelRun(id)]);
+    expect(seen.late?.aborted).toBe(true);
+    expect(seen.late?.reason).toMatchObject({ code: 'aborted' });
+    expect(seen.spread).toBe(seen.late);
+    await runtime.close();
+  });
+});
