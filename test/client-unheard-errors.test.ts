@@ -18,6 +18,7 @@ import {
   type AxMCPTransport,
 } from '../src/index.js';
 import { AxMCPNodeHTTPTransport, AxMCPStdioTransport } from '../src/node.js';
+import { AxMCPRecordingTransport } from '../src/testing.js';
 import { eventually, LOOPBACK } from './helpers/clients.js';
 
 /**
@@ -95,6 +96,17 @@ const ENTRIES: [string, (url: string, onProtocolError?: (error: unknown) => void
         ssrfProtection: LOOPBACK,
         ...(onProtocolError ? { onProtocolError } : {}),
       }),
+  ],
+  [
+    // A wrapper that passed on only onMessage and onClose: what the transport dropped went nowhere.
+    'the core entry, recorded (AxMCPRecordingTransport)',
+    (url, onProtocolError) =>
+      new AxMCPRecordingTransport(
+        new AxMCPStreamableHTTPTransport(url, {
+          ssrfProtection: LOOPBACK,
+          ...(onProtocolError ? { onProtocolError } : {}),
+        }),
+      ),
   ],
 ];
 

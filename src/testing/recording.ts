@@ -148,14 +148,16 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
   }
 
   override setHandlers(handlers: AxMCPTransportHandlers): void {
+    // Every other handler (onClose, onProtocolError) passes on as it is: one left out here
+    // was a message the inner transport dropped that nobody was told of.
     this.inner.setHandlers({
+      ...handlers,
       onMessage: (message, context) => {
         const extra: Partial<AxMCPRecordingStep> =
           context.eventId === undefined ? {} : { eventId: context.eventId };
         this.#record('receive', message, extra);
         handlers.onMessage(message, context);
       },
-      onClose: (error) => handlers.onClose?.(error),
     });
   }
 

@@ -179,12 +179,11 @@ export class AxStudioRecordingTransport extends AxMCPWrappingTransport {
 
   override setHandlers(handlers: AxMCPTransportHandlers): void {
     this.inner.setHandlers({
+      ...handlers,
       onMessage: (message, context) => {
         this.#record('receive', message, context.eventId === undefined ? {} : { eventId: context.eventId });
         handlers.onMessage(message, context);
       },
-      onClose: (error) => handlers.onClose?.(error),
-      onProtocolError: (error) => handlers.onProtocolError?.(error),
     });
   }
 
