@@ -243,6 +243,12 @@ export const routes = [
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    // A secret too short to scrub was dropped without a word, and stayed in the recording.
+    const short = await run(['record', url, '--out', 'x.json', '--secret', '123', '--', 'script.mjs']);
+    expect(short.code).toBe(2);
+    expect(short.stderr.split('\n')[0]).toBe(
+      'ax-mcp: --secret takes values of 4 characters or more (a shorter one would be scrubbed out of unrelated text)',
+    );
     const typo = await run(['record', url, '--tmeout', '5', '--out', 'x.json', '--', 'script.mjs']);
     expect(typo.code).toBe(2);
     expect(typo.stderr.split('\n')[0]).toBe(

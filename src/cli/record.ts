@@ -15,6 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AxMCPClient } from '../index.js';
+import { MIN_SECRET_LENGTH } from '../testing/recording-format.js';
 import { recordAxMCPSession } from '../testing.js';
 import { CONNECT_OPTIONS, type ConnectFlags, clientOptionsOf, transportFor, UsageError } from './connect.js';
 import { parseFlags } from './flags.js';
@@ -50,13 +51,21 @@ export async function recordCommand(argv: string[], out: (text: string) => void)
   const endpoint = positionals[0];
   if (!endpoint) throw new UsageError('record needs an endpoint');
   if (!values.out) throw new UsageError('record needs --out FILE');
+  if ((values.secret ?? []).some((secret) => secret.length < MIN_SECRET_LENGTH))
+    throw new UsageError(
+      `--secret takes values of ${MIN_SECRET_LENGTH} characters or more (a shorter one would be scrubbed out of unrelated text)`,
+    );
   const client = clientOptionsOf(values, RECORD_NAMESPACE);
 
   const run = await loadScript(script);
   const secrets = [...(values.secret ?? [])];
   if (values.bearer) secrets.push(values.bearer);
-  // Header values are credentials as often as not: none of them reaches the recording.
-  for (const header of values.header ?? []) secrets.push(header.slice(header.indexOf(':') + 1).trim());
+  // Header values are credentials as often as not: none of them reaches the recording (one
+  // too short to be a credential, `X-Env: dev`, would be scrubbed out of unrelated text).
+  for (const header of values.header ?? []) {
+    const value = header.slice(header.indexOf(':') + 1).trim();
+    if (value.length >= MIN_SECRET_LENGTH) secrets.push(value);
+  }
   const transport = await transportFor(endpoint, values);
   const { recording } = await recordAxMCPSession({
     transport,

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { AxMCPStreamableHTTPTransport } from '../transport/http/streamable-http.js';
+import { AxMCPRecordingTransport } from './recording.js';
 import { AX_MCP_REDACTED, parseAxMCPRecording, redactRecordedValue } from './recording-format.js';
 import { firstDifference } from './replay-match.js';
 
@@ -28,6 +30,14 @@ describe('redactRecordedValue', () => {
     });
     expect(redacted.params.text).toBe(`my ${AX_MCP_REDACTED} and ${AX_MCP_REDACTED}`);
     expect(value.params.arguments.password).toBe('pw');
+  });
+
+  it('refuses a secret too short to scrub, rather than keep it in the recording', () => {
+    // It was dropped without a word: the PIN stayed in every message that held it.
+    expect(() => redactRecordedValue({ pin: 'my pin is 123' }, { secrets: ['hunter2', '123'] })).toThrow(
+      expect.objectContaining({ code: 'invalid_options', path: 'secrets[1]' }),
+    );
+    expect(() => redactRecordedValue('x', { secrets: [''] })).toThrow(/4 characters or more/);
   });
 
   it('keeps a server-chosen __proto__ key a plain key', () => {
@@ -65,5 +75,15 @@ describe('parseAxMCPRecording', () => {
         steps: [{ direction: 'send', type: 'request' }],
       }),
     ).toThrow(/step 0 has no message/);
+  });
+});
+
+describe('AxMCPRecordingTransport secrets', () => {
+  it('refuses a secret shorter than 4 characters at construction, naming it', () => {
+    const inner = new AxMCPStreamableHTTPTransport('http://127.0.0.1:1/mcp');
+    expect(() => new AxMCPRecordingTransport(inner, { secrets: ['s3cret-token', 'abc'] })).toThrow(
+      expect.objectContaining({ code: 'invalid_options', path: 'secrets[1]' }),
+    );
+    expect(() => new AxMCPRecordingTransport(inner, { secrets: ['s3cret-token'] })).not.toThrow();
   });
 });

@@ -3,7 +3,7 @@
  * that keeps secrets out of it. A recording is plain JSON: write it with `JSON.stringify`,
  * read it with `JSON.parse` and {@link parseAxMCPRecording}. Isomorphic: no `node:` imports.
  */
-import { AxMCPError } from '../protocol/errors.js';
+import { AxMCPError, AxMCPInvalidOptionsError } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCMessage } from '../protocol/jsonrpc.js';
 import type { AxMCPEra } from '../protocol/versions.js';
@@ -65,8 +65,9 @@ export interface AxMCPRecording {
 /** How secrets are kept out of a recording. Redaction runs before anything is stored. */
 export interface AxMCPRedactionOptions {
   /**
-   * Exact secret values (tokens, passwords) to scrub wherever they appear inside any string.
-   * Values shorter than 4 characters are ignored.
+   * Exact secret values (tokens, passwords) to scrub wherever they appear inside any string,
+   * each at least {@link MIN_SECRET_LENGTH} (4) characters: the recording transport refuses a
+   * shorter one (`invalid_options`) rather than keep it.
    */
   secrets?: readonly string[];
   /** More object keys whose values are secrets (matched case-insensitively), on top of the built-in ones. */
@@ -91,9 +92,27 @@ const SECRET_VALUES: readonly RegExp[] = [
   /\bAKIA[0-9A-Z]{16}\b/g,
 ];
 
-/** Returns a redacted deep copy of a JSON value. Object keys named like credentials lose their values. */
+/** The shortest value `secrets` takes: a shorter one would be scrubbed out of unrelated text. */
+export const MIN_SECRET_LENGTH = 4;
+
+/**
+ * Returns a redacted deep copy of a JSON value. Object keys named like credentials lose their
+ * values. A secret shorter than {@link MIN_SECRET_LENGTH} throws `invalid_options`.
+ */
 export function redactRecordedValue(value: unknown, options: AxMCPRedactionOptions = {}): unknown {
-  const secrets = (options.secrets ?? []).filter((secret) => secret.length >= 4);
+  const secrets = options.secrets ?? [];
+  const short = secrets.findIndex(
+    (secret) => typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH,
+  );
+  if (short >= 0) {
+    const issue = {
+      path: `secrets[${short}]`,
+      expected: `a secret of ${MIN_SECRET_LENGTH} characters or more (a shorter one would be scrubbed out of unrelated text: name its key in keys, or use redact)`,
+      received: typeof secrets[short] === 'string' ? 'a shorter string' : typeof secrets[short],
+    };
+    const message = `redactRecordedValue options: ${issue.path}: expected ${issue.expected}, got ${issue.received}`;
+    throw new AxMCPInvalidOptionsError({ issues: [issue], message });
+  }
   const extraKeys = (options.keys ?? []).map((key) =>
     typeof key === 'string' ? new RegExp(`^${escapeRegExp(key)}$`, 'i') : key,
   );

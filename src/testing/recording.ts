@@ -29,6 +29,7 @@ import {
   type AxMCPRecording,
   type AxMCPRecordingStep,
   type AxMCPRedactionOptions,
+  MIN_SECRET_LENGTH,
   redactRecordedValue,
 } from './recording-format.js';
 
@@ -71,7 +72,13 @@ export interface AxMCPRecordingOptions extends AxMCPRedactionOptions {
  */
 const RECORDING_OPTIONS = object(
   {
-    secrets: array(string()),
+    // Shorter ones were dropped without a word, and so stayed in the recording.
+    secrets: array(
+      instance(
+        `a secret of ${MIN_SECRET_LENGTH} characters or more (a shorter one would be scrubbed out of unrelated text: name its key in keys, or use redact)`,
+        (value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH,
+      ),
+    ),
     keys: array(
       anyOf(
         string({ nonEmpty: true }),
