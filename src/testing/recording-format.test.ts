@@ -32,6 +32,12 @@ describe('redactRecordedValue', () => {
     expect(value.params.arguments.password).toBe('pw');
   });
 
+  it('redacts every key a global RegExp in keys names, not every other one', () => {
+    const value = [{ ssn: '078-05-1120' }, { ssn: '219-09-9999' }, { ssn: '457-55-5462' }];
+    const redacted = redactRecordedValue(value, { keys: [/^ssn$/gi] }) as typeof value;
+    expect(redacted.map((person) => person.ssn)).toEqual([AX_MCP_REDACTED, AX_MCP_REDACTED, AX_MCP_REDACTED]);
+  });
+
   it('refuses a secret too short to scrub, rather than keep it in the recording', () => {
     // It was dropped without a word: the PIN stayed in every message that held it.
     expect(() => redactRecordedValue({ pin: 'my pin is 123' }, { secrets: ['hunter2', '123'] })).toThrow(

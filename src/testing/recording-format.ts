@@ -114,7 +114,10 @@ export function redactRecordedValue(value: unknown, options: AxMCPRedactionOptio
     throw new AxMCPInvalidOptionsError({ issues: [issue], message });
   }
   const extraKeys = (options.keys ?? []).map((key) =>
-    typeof key === 'string' ? new RegExp(`^${escapeRegExp(key)}$`, 'i') : key,
+    typeof key === 'string'
+      ? new RegExp(`^${escapeRegExp(key)}$`, 'i')
+      : // A global or sticky RegExp keeps its place between tests: /token/g matched every other key.
+        new RegExp(key.source, key.flags.replace(/[gy]/g, '')),
   );
   const isSecretKey = (key: string) =>
     !NOT_SECRET.has(key) &&
