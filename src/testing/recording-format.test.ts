@@ -38,6 +38,20 @@ describe('redactRecordedValue', () => {
     expect(redacted.map((person) => person.ssn)).toEqual([AX_MCP_REDACTED, AX_MCP_REDACTED, AX_MCP_REDACTED]);
   });
 
+  it('refuses a redact hook that answers undefined or a promise, naming where', () => {
+    const value = { params: { name: 'get_stock', arguments: { sku: 'widget-b' } } };
+    // A branch that forgot `return value`: every other value became a hole in the recording.
+    const forgetful = (path: readonly (string | number)[]) =>
+      path.at(-1) === 'ssn' ? AX_MCP_REDACTED : undefined;
+    expect(() => redactRecordedValue(value, { redact: forgetful })).toThrow(
+      expect.objectContaining({ code: 'invalid_options', message: expect.stringContaining('$.params.name') }),
+    );
+    expect(() => redactRecordedValue(value, { redact: async (_path, leaf) => leaf })).toThrow(
+      /answered a promise/,
+    );
+    expect(redactRecordedValue(value, { redact: (_path, leaf) => leaf })).toEqual(value);
+  });
+
   it('refuses a secret too short to scrub, rather than keep it in the recording', () => {
     // It was dropped without a word: the PIN stayed in every message that held it.
     expect(() => redactRecordedValue({ pin: 'my pin is 123' }, { secrets: ['hunter2', '123'] })).toThrow(

@@ -3,6 +3,7 @@
  * that keeps secrets out of it. A recording is plain JSON: write it with `JSON.stringify`,
  * read it with `JSON.parse` and {@link parseAxMCPRecording}. Isomorphic: no `node:` imports.
  */
+import { isThenable } from '../options/hook-answers.js';
 import { AxMCPError, AxMCPInvalidOptionsError } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCMessage } from '../protocol/jsonrpc.js';
@@ -72,7 +73,10 @@ export interface AxMCPRedactionOptions {
   secrets?: readonly string[];
   /** More object keys whose values are secrets (matched case-insensitively), on top of the built-in ones. */
   keys?: readonly (string | RegExp)[];
-  /** A last say on each primitive value: return a replacement (for example {@link AX_MCP_REDACTED}) or the value. */
+  /**
+   * A last say on each primitive value: return a replacement (for example {@link AX_MCP_REDACTED})
+   * or the value, synchronously. `undefined`, a promise, a function are refused (`invalid_options`).
+   */
   redact?: (path: readonly (string | number)[], value: unknown) => unknown;
 }
 
@@ -91,6 +95,18 @@ const SECRET_VALUES: readonly RegExp[] = [
   /\bxox[abpr]-[A-Za-z0-9-]{10,}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
 ];
+
+/**
+ * What is wrong with an answer of `redact`, if anything: a promise (an async `redact`) or
+ * `undefined` (a branch that forgot `return value`) would leave a hole where a value was.
+ */
+function redactAnswerProblem(answer: unknown): string | undefined {
+  if (answer === undefined) return 'undefined';
+  if (typeof answer === 'function' || typeof answer === 'symbol' || typeof answer === 'bigint')
+    return `a ${typeof answer}`;
+  if (isThenable(answer)) return 'a promise';
+  return undefined;
+}
 
 /** The shortest value `secrets` takes: a shorter one would be scrubbed out of unrelated text. */
 export const MIN_SECRET_LENGTH = 4;
@@ -148,7 +164,22 @@ export function redactRecordedValue(value: unknown, options: AxMCPRedactionOptio
       for (const pattern of SECRET_VALUES) text = text.replace(pattern, AX_MCP_REDACTED);
       leaf = text;
     }
-    return options.redact ? options.redact(path, leaf) : leaf;
+    if (!options.redact) return leaf;
+    const answer = options.redact(path, leaf);
+    const problem = redactAnswerProblem(answer);
+    if (problem) {
+      const issue = {
+        path: 'redact',
+        expected: 'the value to record (the value given, to keep it)',
+        received: problem,
+      };
+      const where = path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`)).join('');
+      throw new AxMCPInvalidOptionsError({
+        issues: [issue],
+        message: `redact answered ${problem} for $${where}: it must return the value to record (the value it was given, to keep it), synchronously`,
+      });
+    }
+    return answer;
   };
   return walk(value, []);
 }

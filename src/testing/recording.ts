@@ -162,7 +162,16 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
       onMessage: (message, context) => {
         const extra: Partial<AxMCPRecordingStep> =
           context.eventId === undefined ? {} : { eventId: context.eventId };
-        this.#record('receive', message, extra);
+        try {
+          this.#record('receive', message, extra);
+        } catch (error) {
+          // A redact hook that failed: told, and the message still goes to the client.
+          handlers.onProtocolError?.(
+            error instanceof AxMCPError
+              ? error
+              : new AxMCPError('invalid_options', 'Recording a received message failed', { cause: error }),
+          );
+        }
         handlers.onMessage(message, context);
       },
     });

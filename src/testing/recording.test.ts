@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { AxMCPClient } from '../client/client.js';
+import { LEGACY_INITIALIZE, scriptedTransport } from '../client/scripted-transport.fixture.js';
+import { AxMCPRecordingTransport } from './recording.js';
+import { AX_MCP_REDACTED } from './recording-format.js';
+
+describe('AxMCPRecordingTransport with a redact hook that fails', () => {
+  it('on a received message: onError hears the typed error, naming where, and the client still gets the message', async () => {
+    const rig = scriptedTransport({
+      initialize: () => LEGACY_INITIALIZE(),
+      'tools/list': () => ({ tools: [] }),
+    });
+    // Keeps every value but forgets to return the log message's data.
+    const redact = (path: readonly (string | number)[], value: unknown) =>
+      path.at(-1) === 'data' ? undefined : path.at(-1) === 'sku' ? AX_MCP_REDACTED : value;
+    const recorder = new AxMCPRecordingTransport(rig.transport, { redact });
+    const errors: unknown[] = [];
+    const logged: unknown[] = [];
+    const client = new AxMCPClient(recorder, {
+      namespace: 'recorded',
+      era: 'legacy',
+      onError: (error) => errors.push(error),
+      onLoggingMessage: (message) => logged.push(message.data),
+    });
+    await client.init();
+    rig.deliver({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', data: 'hello' },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(logged).toEqual(['hello']);
+    expect(errors).toEqual([
+      expect.objectContaining({ code: 'invalid_options', message: expect.stringContaining('$.params.data') }),
+    ]);
+    await client.close();
+  });
+});
