@@ -69,6 +69,18 @@ const CASES: Case[] = [
     path: 'timeoutMS',
     suggestion: 'timeoutMs',
   },
+  {
+    // Declared as it was, a server ignored it and nothing said so.
+    name: 'a known extension misspelt',
+    options: { namespace: 'inv', extensions: { 'io.modelcontextprotocol/taks': {} } },
+    path: 'extensions.io.modelcontextprotocol/taks',
+    suggestion: 'io.modelcontextprotocol/tasks',
+  },
+  {
+    name: 'extension settings that are not an object',
+    options: { namespace: 'inv', extensions: { 'com.example/widgets': true } },
+    path: 'extensions.com.example/widgets',
+  },
   { name: 'no namespace', options: { era: 'auto' }, path: 'namespace' },
   { name: 'no options at all', options: undefined, path: '(options)' },
   { name: 'empty namespace', options: { namespace: '  ' }, path: 'namespace' },
@@ -199,7 +211,7 @@ describe('AxMCPClient options are checked before anything is sent', () => {
       maxConcurrency: 4,
       timeoutMs: 0,
       logLevel: 'warning',
-      extensions: { 'io.modelcontextprotocol/ui': {} },
+      extensions: { 'io.modelcontextprotocol/ui': {}, 'com.example/widgets': { version: 2 } },
     });
     expect(client.namespace).toBe('inventory');
   });

@@ -10,6 +10,7 @@ import {
   oneOf,
   record,
   required,
+  type Shape,
   string,
 } from '../options/check.js';
 import type {
@@ -20,6 +21,7 @@ import type {
   AxMCPTool,
   AxMCPToolAnnotations,
 } from '../protocol/messages.js';
+import { AX_MCP_APPS_EXTENSION, SKILLS_EXTENSION, TASKS_EXTENSION } from '../protocol/meta.js';
 import type { AxMCPEraStore } from './era-store.js';
 import { ROOT } from './handler-results.js';
 import type { AxMCPServerRequestHandlers } from './server-requests.js';
@@ -155,6 +157,32 @@ export const SERVER_REQUEST_HANDLER_KEYS = {
   roots: anyOf(array(ROOT, { expected: 'an array of roots { uri, name? }' }), func()),
 } as const;
 
+const EXTENSION_SETTINGS = record(anything());
+const KNOWN_EXTENSIONS = object(
+  {
+    [TASKS_EXTENSION]: EXTENSION_SETTINGS,
+    [SKILLS_EXTENSION]: EXTENSION_SETTINGS,
+    [AX_MCP_APPS_EXTENSION]: EXTENSION_SETTINGS,
+  },
+  { open: 'misspellings-refused', keyNoun: 'extension' },
+);
+const ANY_EXTENSIONS = record(EXTENSION_SETTINGS, 'an object of extension settings, by identifier');
+
+/**
+ * `extensions`: any identifier (third parties name their own), each with an object of settings;
+ * one a letter or two off a known one (`io.modelcontextprotocol/taks`) is refused, since a server
+ * would ignore it and nothing would say so.
+ */
+const EXTENSIONS: Shape = {
+  expected: ANY_EXTENSIONS.expected,
+  optional: true,
+  check(value, path, issues) {
+    const before = issues.length;
+    ANY_EXTENSIONS.check(value, path, issues);
+    if (issues.length === before) KNOWN_EXTENSIONS.check(value, path, issues);
+  },
+};
+
 /** What {@link AxMCPClient} accepts; checked once in the constructor. */
 export const CLIENT_OPTIONS = object(
   {
@@ -185,7 +213,7 @@ export const CLIENT_OPTIONS = object(
     probeTimeoutMs: number({ min: 1 }),
     urlElicitationTimeoutMs: number({ min: 0 }),
     maxInputRounds: number({ integer: true, min: 0 }),
-    extensions: record(record(anything()), 'an object of extension settings, by identifier'),
+    extensions: EXTENSIONS,
     skills: boolean(),
     tasksExtension: boolean(),
     readCache: boolean(),
