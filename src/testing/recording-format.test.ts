@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AxStudioRecordingTransport } from '../node/studio/recording-transport.js';
 import { AxMCPStreamableHTTPTransport } from '../transport/http/streamable-http.js';
 import { AxMCPRecordingTransport } from './recording.js';
 import { AX_MCP_REDACTED, parseAxMCPRecording, redactRecordedValue } from './recording-format.js';
@@ -105,5 +106,9 @@ describe('AxMCPRecordingTransport secrets', () => {
       expect.objectContaining({ code: 'invalid_options', path: 'secrets[1]' }),
     );
     expect(() => new AxMCPRecordingTransport(inner, { secrets: ['s3cret-token'] })).not.toThrow();
+    // The studio's recorder takes the same shapes.
+    expect(() => new AxStudioRecordingTransport(inner, { secrets: ['abc'] })).toThrow(
+      expect.objectContaining({ code: 'invalid_options', path: 'secrets[0]' }),
+    );
   });
 });

@@ -3,8 +3,10 @@
  * that keeps secrets out of it. A recording is plain JSON: write it with `JSON.stringify`,
  * read it with `JSON.parse` and {@link parseAxMCPRecording}. Isomorphic: no `node:` imports.
  */
+
+import { anyOf, array, func, instance, object, string } from '../options/check.js';
 import { isThenable } from '../options/hook-answers.js';
-import { AxMCPError, AxMCPInvalidOptionsError } from '../protocol/errors.js';
+import { AxMCPError, AxMCPInvalidOptionsError, assertMCPOptions } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type { JSONRPCMessage } from '../protocol/jsonrpc.js';
 import type { AxMCPEra } from '../protocol/versions.js';
@@ -112,23 +114,34 @@ function redactAnswerProblem(answer: unknown): string | undefined {
 export const MIN_SECRET_LENGTH = 4;
 
 /**
+ * The shapes of {@link AxMCPRedactionOptions}, for every options object that takes them. A
+ * secret too short to scrub was dropped without a word, and so stayed in the recording.
+ */
+export const REDACTION_KEYS = {
+  secrets: array(
+    instance(
+      `a secret of ${MIN_SECRET_LENGTH} characters or more (a shorter one would be scrubbed out of unrelated text: name its key in keys, or use redact)`,
+      (value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH,
+    ),
+  ),
+  keys: array(
+    anyOf(
+      string({ nonEmpty: true }),
+      instance('a RegExp', (value) => value instanceof RegExp),
+    ),
+  ),
+  redact: func('a function (path, value) => the value to record'),
+} as const;
+const REDACTION_OPTIONS = object(REDACTION_KEYS, { expected: 'options { secrets?, keys?, redact? }' });
+
+/**
  * Returns a redacted deep copy of a JSON value. Object keys named like credentials lose their
- * values. A secret shorter than {@link MIN_SECRET_LENGTH} throws `invalid_options`.
+ * values. Options as {@link REDACTION_KEYS} has them (a secret shorter than
+ * {@link MIN_SECRET_LENGTH} throws `invalid_options`).
  */
 export function redactRecordedValue(value: unknown, options: AxMCPRedactionOptions = {}): unknown {
+  assertMCPOptions(REDACTION_OPTIONS, options, 'redactRecordedValue options');
   const secrets = options.secrets ?? [];
-  const short = secrets.findIndex(
-    (secret) => typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH,
-  );
-  if (short >= 0) {
-    const issue = {
-      path: `secrets[${short}]`,
-      expected: `a secret of ${MIN_SECRET_LENGTH} characters or more (a shorter one would be scrubbed out of unrelated text: name its key in keys, or use redact)`,
-      received: typeof secrets[short] === 'string' ? 'a shorter string' : typeof secrets[short],
-    };
-    const message = `redactRecordedValue options: ${issue.path}: expected ${issue.expected}, got ${issue.received}`;
-    throw new AxMCPInvalidOptionsError({ issues: [issue], message });
-  }
   const extraKeys = (options.keys ?? []).map((key) =>
     typeof key === 'string'
       ? new RegExp(`^${escapeRegExp(key)}$`, 'i')

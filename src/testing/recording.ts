@@ -5,7 +5,7 @@
  */
 import { AxMCPClient } from '../client/client.js';
 import type { AxMCPClientOptions } from '../client/options.js';
-import { anyOf, array, func, instance, object, oneOf, required, string } from '../options/check.js';
+import { func, instance, object, oneOf, required } from '../options/check.js';
 import { AxMCPError, AxMCPHTTPStatusError, assertMCPOptions } from '../protocol/errors.js';
 import { isObject } from '../protocol/json.js';
 import type {
@@ -29,7 +29,7 @@ import {
   type AxMCPRecording,
   type AxMCPRecordingStep,
   type AxMCPRedactionOptions,
-  MIN_SECRET_LENGTH,
+  REDACTION_KEYS,
   redactRecordedValue,
 } from './recording-format.js';
 
@@ -72,20 +72,7 @@ export interface AxMCPRecordingOptions extends AxMCPRedactionOptions {
  */
 const RECORDING_OPTIONS = object(
   {
-    // Shorter ones were dropped without a word, and so stayed in the recording.
-    secrets: array(
-      instance(
-        `a secret of ${MIN_SECRET_LENGTH} characters or more (a shorter one would be scrubbed out of unrelated text: name its key in keys, or use redact)`,
-        (value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH,
-      ),
-    ),
-    keys: array(
-      anyOf(
-        string({ nonEmpty: true }),
-        instance('a RegExp', (value) => value instanceof RegExp),
-      ),
-    ),
-    redact: func('a function (path, value) => the value to record'),
+    ...REDACTION_KEYS,
     era: oneOf('legacy', 'modern'),
     now: func('a clock () => milliseconds'),
   },

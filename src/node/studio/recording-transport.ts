@@ -6,7 +6,7 @@
  * plus those steps in the ax-mcp recording format, so a download replays.
  */
 
-import { anyOf, array, instance, number, object, string } from '../../options/check.js';
+import { number, object } from '../../options/check.js';
 import { assertMCPOptions } from '../../protocol/errors.js';
 import type {
   JSONRPCMessage,
@@ -20,6 +20,7 @@ import {
   type AxMCPRecording,
   type AxMCPRecordingStep,
   type AxMCPRedactionOptions,
+  REDACTION_KEYS,
   redactRecordedValue,
 } from '../../testing/recording-format.js';
 import type {
@@ -52,13 +53,8 @@ export interface AxStudioRecording extends AxMCPRecording {
 
 const OPTIONS = object(
   {
-    secrets: array(string()),
-    keys: array(
-      anyOf(
-        string({ nonEmpty: true }),
-        instance('a RegExp', (value) => value instanceof RegExp),
-      ),
-    ),
+    secrets: REDACTION_KEYS.secrets,
+    keys: REDACTION_KEYS.keys,
     maxSteps: number({ integer: true, min: 1, max: 1_000_000 }),
   },
   { expected: 'options { secrets?, keys?, maxSteps? }' },
