@@ -134,6 +134,15 @@ export const REDACTION_KEYS = {
 } as const;
 const REDACTION_OPTIONS = object(REDACTION_KEYS, { expected: 'options { secrets?, keys?, redact? }' });
 
+/** The redaction options among larger ones (a recording transport's). */
+export function redactionOptionsOf(options: AxMCPRedactionOptions): AxMCPRedactionOptions {
+  const out: AxMCPRedactionOptions = {};
+  if (options.secrets !== undefined) out.secrets = options.secrets;
+  if (options.keys !== undefined) out.keys = options.keys;
+  if (options.redact !== undefined) out.redact = options.redact;
+  return out;
+}
+
 /**
  * Returns a redacted deep copy of a JSON value. Object keys named like credentials lose their
  * values. Options as {@link REDACTION_KEYS} has them (a secret shorter than

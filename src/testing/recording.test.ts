@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AxMCPClient } from '../client/client.js';
 import { LEGACY_INITIALIZE, scriptedTransport } from '../client/scripted-transport.fixture.js';
-import { AxMCPRecordingTransport } from './recording.js';
+import { AxMCPRecordingTransport, recordAxMCPSession } from './recording.js';
 import { AX_MCP_REDACTED } from './recording-format.js';
 
 describe('AxMCPRecordingTransport with a redact hook that fails', () => {
@@ -34,5 +34,30 @@ describe('AxMCPRecordingTransport with a redact hook that fails', () => {
       expect.objectContaining({ code: 'invalid_options', message: expect.stringContaining('$.params.data') }),
     ]);
     await client.close();
+  });
+});
+
+describe('AxMCPRecordingTransport with every option', () => {
+  it('records with era, now, secrets, keys and redact together, the result of recordAxMCPSession too', async () => {
+    const rig = scriptedTransport({
+      initialize: () => LEGACY_INITIALIZE({ tools: {} }),
+      'tools/list': () => ({ tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] }),
+      'tools/call': () => ({ content: [{ type: 'text', text: 'token s3cret-value' }] }),
+    });
+    let t = 0;
+    const { result, recording } = await recordAxMCPSession({
+      transport: rig.transport,
+      era: 'legacy',
+      now: () => t++,
+      secrets: ['s3cret-value'],
+      keys: [/^sku$/i],
+      redact: (_path, value) => value,
+      client: { era: 'legacy' },
+      run: async (client) => (await client.callTool('lookup', { sku: 'widget-b' })).content,
+    });
+    expect(JSON.stringify(recording)).not.toContain('s3cret-value');
+    expect(JSON.stringify(recording)).not.toContain('widget-b');
+    expect(result).toEqual([{ type: 'text', text: 'token s3cret-value' }]);
+    expect(recording.result).toEqual([{ type: 'text', text: `token ${AX_MCP_REDACTED}` }]);
   });
 });

@@ -30,6 +30,7 @@ import {
   type AxMCPRecordingStep,
   type AxMCPRedactionOptions,
   REDACTION_KEYS,
+  redactionOptionsOf,
   redactRecordedValue,
 } from './recording-format.js';
 
@@ -99,6 +100,7 @@ const MODERN_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
  */
 export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
   readonly #options: AxMCPRecordingOptions;
+  readonly #redaction: AxMCPRedactionOptions;
   readonly #now: () => number;
   readonly #started: number;
   readonly #steps: AxMCPRecordingStep[] = [];
@@ -109,6 +111,7 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
     super(inner);
     assertMCPOptions(RECORDING_OPTIONS, options, 'AxMCPRecordingTransport options');
     this.#options = options;
+    this.#redaction = redactionOptionsOf(options);
     this.#now = options.now ?? Date.now;
     this.#started = this.#now();
     this.#era = options.era;
@@ -210,7 +213,7 @@ export class AxMCPRecordingTransport extends AxMCPWrappingTransport {
     extra: Partial<AxMCPRecordingStep> = {},
   ): void {
     const type = 'method' in message ? ('id' in message ? 'request' : 'notification') : 'response';
-    const redacted = redactRecordedValue(message, this.#options) as JSONRPCMessage;
+    const redacted = redactRecordedValue(message, this.#redaction) as JSONRPCMessage;
     this.#push({ direction, type, message: redacted, ...extra });
   }
 
@@ -301,7 +304,7 @@ export async function recordAxMCPSession<T>(
   }
   const recording = recorder.recording();
   const json = jsonValue(result);
-  if (json !== undefined) recording.result = redactRecordedValue(json, recordingOptions);
+  if (json !== undefined) recording.result = redactRecordedValue(json, redactionOptionsOf(recordingOptions));
   return { result, recording };
 }
 
