@@ -209,3 +209,65 @@ describe('AxUCPWebhookEventSource', () => {
     expect(resumed).toEqual([{ instance: 'chat-b', order: placed.get('chat-b') }]);
   });
 });
+
+describe('AxUCPWebhookEventSource ownsOrder', () => {
+  /** Points the platform's webhook handler at a source with this `ownsOrder`, for one delivery. */
+  async function deliverWith(ownsOrder: (orderId: string) => unknown) {
+    const errors: unknown[] = [];
+    const published: AxEventContext[] = [];
+    const other = new AxUCPWebhookEventSource({
+      businesses: [{ client: shop, identity: { tenantId: 't1' }, ownsOrder: ownsOrder as () => boolean }],
+    });
+    const own = new AxEventRuntime(
+      [eventRoute('orders').types(UCP_ORDER_UPDATED).authenticated().wake('agent').build()],
+      {
+        scheduling: 'host',
+        sources: [other],
+        onError: (error) => errors.push(error),
+      },
+    );
+    own.registerTarget(recordingTarget(published));
+    await own.start();
+    const previous = source;
+    source = other;
+    try {
+      const orderId = await placeOrder();
+      const status = await business.advance(orderId, 'ship');
+      await own.runDue();
+      return { status, errors, published, refusals: other.refusals.map((r) => r.code) };
+    } finally {
+      source = previous;
+      await own.close();
+    }
+  }
+
+  it('a truthy answer that is not true (a query result) refuses the order, and says what it answered', async () => {
+    // pg's query result is an object whether or not a row matched: it owned every order.
+    const answer = await deliverWith(() => ({ rows: [], rowCount: 0 }));
+    expect(answer.status).toBe(403);
+    expect(answer.published).toHaveLength(0);
+    expect(answer.refusals).toEqual(['order_not_owned']);
+    expect(answer.errors).toEqual([
+      expect.objectContaining({
+        code: 'invalid_options',
+        message: expect.stringContaining('answered an object, not true or false'),
+      }),
+    ]);
+  });
+
+  it('a check that throws is answered 503 for the business to deliver again, and reported', async () => {
+    const answer = await deliverWith(() => {
+      throw new Error('orders database down');
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.refusals).toEqual(['ownership_check_failed']);
+    expect(answer.errors).toEqual([expect.objectContaining({ message: 'orders database down' })]);
+  });
+
+  it('true publishes, false refuses without a report', async () => {
+    const yes = await deliverWith(async () => true);
+    expect([yes.status, yes.published.length, yes.errors.length]).toEqual([200, 1, 0]);
+    const no = await deliverWith(() => false);
+    expect([no.status, no.published.length, no.errors.length]).toEqual([403, 0, 0]);
+  });
+});

@@ -11,10 +11,12 @@ import type { AxEventIdentity, AxEventIngress } from '../events/envelope.js';
 import type { AxEventPublisher, AxEventSource, AxEventSourceDescription } from '../events/source.js';
 import { readBodyLimited } from '../net/guarded-fetch.js';
 import { array, func, instance, number, object, required, string } from '../options/check.js';
+import { describeAnswer } from '../options/hook-answers.js';
 import { AxMCPError } from '../protocol/errors.js';
 import { parseUntrustedJSON } from '../protocol/json.js';
 import type { AxUCPClient } from './client.js';
 import {
+  AxUCPError,
   type AxUCPErrorCode,
   AxUCPSchemaError,
   AxUCPSignatureError,
@@ -44,8 +46,10 @@ export interface AxUCPWebhookBusiness {
   identity?: AxEventIdentity;
   /**
    * Whether the order belongs to this platform and business (the specification's ownership
-   * check). Default: the client placed it (`client.hasPlacedOrder`), which holds for the
-   * client's lifetime only — give a check against your own store for anything durable.
+   * check): `true` or `false`. Default: the client placed it (`client.hasPlacedOrder`), which
+   * holds for the client's lifetime only — give a check against your own store for anything
+   * durable. Any other answer (a row, a query result) refuses the order and is reported; a
+   * check that throws is answered 503, for the business to deliver again.
    */
   ownsOrder?: (orderId: string, checkoutId: string | undefined) => boolean | Promise<boolean>;
 }
@@ -105,7 +109,7 @@ export interface AxUCPWebhookEventSourceOptions {
 /** Why a delivery was refused: the HTTP status answered and the UCP code. */
 export interface AxUCPWebhookRefusal {
   status: number;
-  code: AxUCPErrorCode | 'unknown_business' | 'order_not_owned' | 'not_started';
+  code: AxUCPErrorCode | 'unknown_business' | 'order_not_owned' | 'ownership_check_failed' | 'not_started';
   message: string;
 }
 
@@ -243,10 +247,32 @@ export class AxUCPWebhookEventSource implements AxEventSource {
     }
     const orderId = order.id as string;
     const checkoutId = typeof order.checkout_id === 'string' ? order.checkout_id : undefined;
-    const owns = business.ownsOrder
-      ? await business.ownsOrder(orderId, checkoutId)
-      : business.client.hasPlacedOrder(orderId);
-    if (!owns) return refused(403, 'order_not_owned', 'The order was not placed with this business');
+    let owns: unknown;
+    try {
+      owns = business.ownsOrder
+        ? await business.ownsOrder(orderId, checkoutId)
+        : business.client.hasPlacedOrder(orderId);
+    } catch (error) {
+      publisher.reportError(error);
+      return refused(
+        503,
+        'ownership_check_failed',
+        'The order ownership could not be checked; deliver again later',
+      );
+    }
+    if (owns !== true) {
+      // Only true accepts. A truthy answer passed this guard: a database row, or a query
+      // result (which pg returns whether or not a row matched), owned every order.
+      if (owns !== false) {
+        publisher.reportError(
+          new AxUCPError(
+            'invalid_options',
+            `ownsOrder of the business "${business.client.namespace}" answered ${describeAnswer(owns)}, not true or false: the order is refused as not owned`,
+          ),
+        );
+      }
+      return refused(403, 'order_not_owned', 'The order was not placed with this business');
+    }
 
     const namespace = business.client.namespace;
     const ingress: AxEventIngress = {
