@@ -17,7 +17,7 @@ import {
   required,
   string,
 } from '../options/check.js';
-import { isThenable } from '../options/hook-answers.js';
+import { describeAnswer, isThenable } from '../options/hook-answers.js';
 import { type AxEventExtensionValue, type AxEventIngressRecord, isExtensionName } from './envelope.js';
 import { assertEventOptions, optionPath, withRules } from './errors.js';
 import type { AxEventPath } from './path.js';
@@ -334,7 +334,14 @@ export function routeCriteriaMismatch(
       onMisuse?.(route, message);
       return { code: 'predicate', message };
     }
-    return result === true ? null : { code: 'predicate', message: 'the match predicate did not return true' };
+    if (result === true) return null;
+    // `(i) => i.event.data.priority` matched nothing, and nothing said why.
+    if (result !== false)
+      onMisuse?.(
+        route,
+        `the match predicate returned ${describeAnswer(result)}, not true or false: no match`,
+      );
+    return { code: 'predicate', message: 'the match predicate did not return true' };
   }
   const m = route.match;
   const e = ingress.event;

@@ -85,6 +85,11 @@ describe('route hooks that answer what they cannot mean', () => {
           .match((async () => true) as never)
           .wake(target)
           .build(),
+        // A predicate answering the field it meant to test matched nothing, silently.
+        eventRoute('number-match')
+          .match(((i: AxEventIngress) => (i.event.data as { priority?: number }).priority ?? 1) as never)
+          .wake(target)
+          .build(),
         eventRoute('yes-authorize')
           .types('t')
           .authorize((() => 'yes') as never)
@@ -106,12 +111,15 @@ describe('route hooks that answer what they cannot mean', () => {
     const first = await runtime.publish(ingress('t'));
     await runtime.publish(ingress('t'));
     expect(first.deliveryIds).toHaveLength(1);
-    expect(errors).toHaveLength(2);
+    expect(errors).toHaveLength(3);
     expect(errors[0]).toBeInstanceOf(AxEventConfigError);
     expect(String((errors[0] as Error).message)).toMatch(
       /^Route async-match: the match predicate returned a promise/,
     );
     expect(errors[1]).toMatchObject({
+      message: 'Route number-match: the match predicate returned number 1, not true or false: no match',
+    });
+    expect(errors[2]).toMatchObject({
       message: "Route yes-authorize: the authorize hook returned the string 'yes', not true or false: denied",
     });
     const why = await runtime.explain(ingress('t').event);
