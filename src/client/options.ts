@@ -9,8 +9,8 @@ import {
   object,
   oneOf,
   record,
+  refine,
   required,
-  type Shape,
   string,
 } from '../options/check.js';
 import type {
@@ -173,15 +173,9 @@ const ANY_EXTENSIONS = record(EXTENSION_SETTINGS, 'an object of extension settin
  * one a letter or two off a known one (`io.modelcontextprotocol/taks`) is refused, since a server
  * would ignore it and nothing would say so.
  */
-const EXTENSIONS: Shape = {
-  expected: ANY_EXTENSIONS.expected,
-  optional: true,
-  check(value, path, issues) {
-    const before = issues.length;
-    ANY_EXTENSIONS.check(value, path, issues);
-    if (issues.length === before) KNOWN_EXTENSIONS.check(value, path, issues);
-  },
-};
+const EXTENSIONS = refine(ANY_EXTENSIONS, (value, path, issues) =>
+  KNOWN_EXTENSIONS.check(value, path, issues),
+);
 
 /** What {@link AxMCPClient} accepts; checked once in the constructor. */
 export const CLIENT_OPTIONS = object(

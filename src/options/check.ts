@@ -37,7 +37,8 @@ export interface Shape {
   check(value: unknown, path: string, issues: AxOptionsIssue[]): void;
 }
 
-type Check = (value: unknown, path: string, issues: AxOptionsIssue[]) => void;
+/** How a shape checks a value: it pushes what it finds wrong. */
+export type Check = (value: unknown, path: string, issues: AxOptionsIssue[]) => void;
 
 function shape(expected: string, check: Check): Shape {
   return { expected, optional: true, check };
@@ -291,6 +292,18 @@ export function object(keys: Keys, options: ObjectShapeOptions = {}): Shape & { 
     }),
     keys,
   };
+}
+
+/**
+ * `base`, and then `rule` for a value that fits it (a rule across keys, a deeper look): `rule`
+ * sees only values `base` found nothing wrong with, and pushes its own issues.
+ */
+export function refine(base: Shape, rule: Check): Shape {
+  return shape(base.expected, (value, path, issues) => {
+    const before = issues.length;
+    base.check(value, path, issues);
+    if (issues.length === before) rule(value, path, issues);
+  });
 }
 
 /** The keys of `base` with `more` added (options that extend others). */

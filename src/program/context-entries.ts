@@ -10,6 +10,7 @@ import {
   nearest,
   object,
   record,
+  refine,
   required,
   type Shape,
   string,
@@ -61,23 +62,16 @@ const ENTRY_KEYS = object(
 );
 
 /** One `mcpContext` entry: its keys, and exactly one of `prompt` and `resource`. */
-const ENTRY: Shape = {
-  expected: ENTRY_KEYS.expected,
-  optional: true,
-  check(value, path, issues) {
-    const before = issues.length;
-    ENTRY_KEYS.check(value, path, issues);
-    if (issues.length > before) return;
-    const entry = value as { prompt?: unknown; resource?: unknown };
-    if ((entry.prompt === undefined) === (entry.resource === undefined)) {
-      issues.push({
-        path,
-        expected: 'either prompt or resource',
-        received: entry.prompt === undefined ? 'neither' : 'both',
-      });
-    }
-  },
-};
+const ENTRY = refine(ENTRY_KEYS, (value, path, issues) => {
+  const entry = value as { prompt?: unknown; resource?: unknown };
+  if ((entry.prompt === undefined) === (entry.resource === undefined)) {
+    issues.push({
+      path,
+      expected: 'either prompt or resource',
+      received: entry.prompt === undefined ? 'neither' : 'both',
+    });
+  }
+});
 
 /** The shape of the `mcpContext` option. */
 export const MCP_CONTEXT: Shape = array(ENTRY, {

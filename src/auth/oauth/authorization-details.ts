@@ -4,7 +4,7 @@
  * at the edge: bounded, plain JSON, without `__proto__`-like keys).
  */
 import type * as oauth from 'oauth4webapi';
-import { array, kindOf, object, required, type Shape, string } from '../../options/check.js';
+import { array, kindOf, object, refine, required, string } from '../../options/check.js';
 import type { AxMCPJSONValue } from '../../protocol/messages.js';
 import { AxMCPOAuthError } from './errors.js';
 
@@ -38,21 +38,15 @@ const DETAIL_FIELDS = object(
 );
 
 /** The shape of one {@link AxMCPAuthorizationDetail}: the fields above, and JSON values only. */
-const DETAIL: Shape = {
-  expected: DETAIL_FIELDS.expected,
-  optional: true,
-  check(value, path, issues) {
-    const before = issues.length;
-    DETAIL_FIELDS.check(value, path, issues);
-    if (issues.length === before && !isPlainJSON(value, 0)) {
-      issues.push({
-        path,
-        expected: 'JSON values only (no functions, class instances, cycles or __proto__ keys)',
-        received: kindOf(value),
-      });
-    }
-  },
-};
+const DETAIL = refine(DETAIL_FIELDS, (value, path, issues) => {
+  if (!isPlainJSON(value, 0)) {
+    issues.push({
+      path,
+      expected: 'JSON values only (no functions, class instances, cycles or __proto__ keys)',
+      received: kindOf(value),
+    });
+  }
+});
 
 /** The shape of the `authorizationDetails` option. */
 export const AUTHORIZATION_DETAILS = array(DETAIL, { minLength: 1 });
