@@ -69,8 +69,7 @@ export interface AxMCPRecording {
 export interface AxMCPRedactionOptions {
   /**
    * Exact secret values (tokens, passwords) to scrub wherever they appear inside any string,
-   * each at least {@link MIN_SECRET_LENGTH} (4) characters: the recording transport refuses a
-   * shorter one (`invalid_options`) rather than keep it.
+   * each at least 4 characters: a shorter one is refused (`invalid_options`) rather than kept.
    */
   secrets?: readonly string[];
   /** More object keys whose values are secrets (matched case-insensitively), on top of the built-in ones. */
@@ -145,8 +144,8 @@ export function redactionOptionsOf(options: AxMCPRedactionOptions): AxMCPRedacti
 
 /**
  * Returns a redacted deep copy of a JSON value. Object keys named like credentials lose their
- * values. Options as {@link REDACTION_KEYS} has them (a secret shorter than
- * {@link MIN_SECRET_LENGTH} throws `invalid_options`).
+ * values. Its options are checked (a secret shorter than 4 characters, a misspelt key, a
+ * `redact` answering `undefined` or a promise: `invalid_options`).
  */
 export function redactRecordedValue(value: unknown, options: AxMCPRedactionOptions = {}): unknown {
   assertMCPOptions(REDACTION_OPTIONS, options, 'redactRecordedValue options');
